@@ -1,0 +1,27 @@
+"""roofline_lib: the numbers behind the Roofline course.
+
+Light to import: sympy, matplotlib and ipywidgets load only with the
+submodules that need them (``rl.symbolic``, ``rl.plotting``, ``rl.widgets``).
+"""
+
+import importlib
+
+from .dtypes import BYTES_PER_ELEMENT, bytes_per_element
+from .hardware import Accelerator, get_accelerator, list_accelerators, load_accelerator
+from .roofline import Estimate, attainable_flops, estimate
+from .workloads import Workload, attention, dot, elementwise, matmul, vector_add
+
+_LAZY = {"symbolic", "plotting", "widgets", "exercises", "measure", "llm"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'roofline_lib' has no attribute {name!r}")
+
+
+__all__ = [
+    "Accelerator", "BYTES_PER_ELEMENT", "Estimate", "Workload", "attainable_flops", "attention",
+    "bytes_per_element", "dot", "elementwise", "estimate", "get_accelerator", "list_accelerators",
+    "load_accelerator", "matmul", "vector_add",
+]

@@ -1,0 +1,15 @@
+"""Self-checks for the course's exercises.
+
+    import roofline_lib as rl
+    rl.exercises.check("01.ridge_h200", 206)
+
+Each question's expected value is computed by the library when checked (never
+a literal copied into a notebook), and a wrong answer gets a diagnosis in
+plain words: a power of ten (units?), a factor of two (elements vs bytes? one
+direction vs both?), a wrong sign or a wrong type. Questions live in one
+module per chapter, ``chNN.py`` beside this file.
+"""
+
+from .core import Feedback, Question, check, get_question, questions
+
+__all__ = ["Feedback", "Question", "check", "get_question", "questions"]

@@ -1,0 +1,165 @@
+"""The checking machinery: questions, diagnosis of wrong answers, feedback."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+import numbers
+import pkgutil
+from typing import Callable
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Question:
+    """One self-checked question.
+
+    ``expected`` is a function of the context (keyword arguments given to
+    ``check``; most questions need none) that computes the right answer with
+    the library. ``kind`` is "number" (compared within ``rtol``) or "choice"
+    (one of ``choices``, case-insensitive; ``aliases`` maps other spellings).
+    """
+
+    id: str
+    prompt: str
+    expected: Callable
+    kind: str = "number"
+    rtol: float = 0.02
+    unit: str = ""
+    choices: tuple = ()
+    aliases: dict = dataclasses.field(default_factory=dict)
+    hint: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Feedback:
+    question_id: str
+    correct: bool
+    message: str
+    answered: bool = True
+
+    def __bool__(self):
+        return self.correct
+
+    def __repr__(self):
+        return self.message
+
+    def _repr_html_(self):
+        colour = "#1a7f37" if self.correct else ("#9a6700" if not self.answered else "#cf222e")
+        return f'<div style="color:{colour};font-weight:600">{self.message}</div>'
+
+
+_REGISTRY: dict = {}
+
+
+def _load_all():
+    if _REGISTRY:
+        return _REGISTRY
+    package = importlib.import_module(__package__)
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.startswith("ch"):
+            module = importlib.import_module(f"{__package__}.{info.name}")
+            for q in module.QUESTIONS:
+                if q.id in _REGISTRY:
+                    raise ValueError(f"question id {q.id!r} is defined twice")
+                _REGISTRY[q.id] = q
+    return _REGISTRY
+
+
+def questions(prefix=""):
+    """The questions whose id starts with ``prefix`` ("01." for chapter 1)."""
+    return [q for qid, q in _load_all().items() if qid.startswith(prefix)]
+
+
+def get_question(question_id):
+    registry = _load_all()
+    if question_id not in registry:
+        import difflib
+
+        close = difflib.get_close_matches(str(question_id), list(registry), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"unknown question id {question_id!r}.{hint}")
+    return registry[question_id]
+
+
+def check(question_id, answer, **context):
+    """Compare ``answer`` with the library's value for ``question_id``; return Feedback."""
+    q = get_question(question_id)
+    if answer is ... or answer is None:
+        return Feedback(q.id, False, f"⏳ {q.id}: not answered yet — replace `...` with your answer"
+                        + (f" (in {q.unit})." if q.unit else "."), answered=False)
+    expected = q.expected(**context)
+    if q.kind == "choice":
+        return _check_choice(q, answer, expected)
+    return _check_number(q, answer, expected)
+
+
+def _check_choice(q, answer, expected):
+    if not isinstance(answer, str):
+        return Feedback(q.id, False, f"❌ {q.id}: expected one of {', '.join(map(repr, q.choices))}, "
+                        f"got a {type(answer).__name__} ({answer!r}).")
+    given = answer.strip().lower()
+    given = q.aliases.get(given, given)
+    if given not in q.choices:
+        return Feedback(q.id, False, f"❌ {q.id}: {answer!r} is not one of the choices: "
+                        f"{', '.join(map(repr, q.choices))}.")
+    if given == expected:
+        return Feedback(q.id, True, f"✅ {q.id}: correct — {expected}.")
+    return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" Hint: {q.hint}" if q.hint else ""))
+
+
+def _as_real(answer):
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, numbers.Real):
+        return float(answer)
+    if isinstance(answer, np.ndarray) and answer.size == 1 and np.issubdtype(answer.dtype, np.number):
+        return float(answer.item())
+    if hasattr(answer, "is_number") and getattr(answer, "is_number", False):  # a sympy number
+        try:
+            return float(answer)
+        except TypeError:
+            return None
+    return None
+
+
+def diagnose_ratio(ratio, rtol):
+    """Name the likely slip behind answer/expected = ratio, or None if it is not a known one."""
+    exponent = round(math.log10(ratio))
+    if exponent != 0 and abs(ratio / 10.0**exponent - 1) <= rtol:
+        return (f"off by a factor of 10^{exponent}: check your units "
+                "(T = 1e12, G = 1e9, M = 1e6; TB/s vs GB/s; s vs ms vs µs)")
+    for factor, text in ((2, "twice"), (0.5, "half")):
+        if abs(ratio / factor - 1) <= rtol:
+            return (f"{text} the expected value: elements vs bytes (bf16 is 2 bytes)? one direction vs "
+                    "both? a multiply-add counted as 1 FLOP instead of 2?")
+    return None
+
+
+def _check_number(q, answer, expected):
+    value = _as_real(answer)
+    unit = f" {q.unit}" if q.unit else ""
+    if value is None:
+        return Feedback(q.id, False, f"❌ {q.id}: expected a number{(' in' + unit) if unit else ''}, "
+                        f"got a {type(answer).__name__} ({answer!r}).")
+    if not math.isfinite(value):
+        return Feedback(q.id, False, f"❌ {q.id}: {value} is not a finite number.")
+    expected = float(expected)
+    if value == expected or (expected != 0 and abs(value / expected - 1) <= q.rtol):
+        return Feedback(q.id, True, f"✅ {q.id}: correct ({value:.4g}{unit}).")
+    if expected != 0 and value != 0 and (value < 0) != (expected < 0):
+        return Feedback(q.id, False, f"❌ {q.id}: wrong sign — {value:.4g}{unit} should be "
+                        f"{'positive' if expected > 0 else 'negative'}.")
+    if value == 0 or expected == 0:
+        return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is not right."
+                        + (f" Hint: {q.hint}" if q.hint else ""))
+    ratio = value / expected
+    slip = diagnose_ratio(ratio, q.rtol)
+    if slip:
+        return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is {slip}")
+    direction = "too high" if ratio > 1 else "too low"
+    return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is {direction} (by a factor of "
+                    f"{max(ratio, 1 / ratio):.3g}; tolerance ±{q.rtol:.0%})."
+                    + (f" Hint: {q.hint}" if q.hint else ""))

@@ -1,0 +1,281 @@
+"""Accelerators: peak FLOP/s per dtype, memory bandwidth and capacity, with sources.
+
+Each chip is one TOML file in ``data/accelerators/``, written in the units of a
+datasheet (TFLOP/s, TB/s, GB). The loader converts to SI base units (FLOP/s,
+byte/s, byte; decimal prefixes) and refuses a file with a missing, non-numeric
+or non-positive figure, naming the file, the chip and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import pathlib
+import re
+
+from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
+ACCELERATOR_DIR = DATA_DIR / "accelerators"
+
+TERA, GIGA = 1e12, 1e9
+GIB = 2**30
+
+
+@dataclasses.dataclass(frozen=True)
+class Accelerator:
+    """One chip. All figures in SI base units: FLOP/s, byte/s, byte."""
+
+    name: str
+    peak_flops_by_dtype: dict  # dtype -> dense FLOP/s (ops/s for int8)
+    mem_bandwidth: float  # byte/s
+    mem_capacity: float  # byte
+    vendor: str = ""
+    aliases: tuple = ()
+    interconnect: str = ""
+    interconnect_bandwidth: float | None = None  # byte/s, both directions added
+    host_link: str = ""
+    host_link_bandwidth: float | None = None  # byte/s, both directions added
+    compute_units: int | None = None  # SMs (NVIDIA), CUs (AMD), TensorCores (TPU)
+    sparse_flops_by_dtype: dict = dataclasses.field(default_factory=dict)  # never used by rooflines
+    measured: dict = dataclasses.field(default_factory=dict)  # published achieved ceilings
+    sources: dict = dataclasses.field(default_factory=dict)
+    notes: str = ""
+    source_file: str = ""
+
+    def __post_init__(self):
+        where = f"accelerator {self.name!r}"
+        if not self.peak_flops_by_dtype:
+            raise ValueError(f"{where}: peak_flops_by_dtype is empty; give at least one dtype")
+        clean = {}
+        for dtype, value in self.peak_flops_by_dtype.items():
+            clean[canonical_dtype(dtype)] = _positive_figure(where, f"peak FLOP/s for {dtype}", value)
+        object.__setattr__(self, "peak_flops_by_dtype", clean)
+        object.__setattr__(self, "mem_bandwidth", _positive_figure(where, "mem_bandwidth", self.mem_bandwidth))
+        object.__setattr__(self, "mem_capacity", _positive_figure(where, "mem_capacity", self.mem_capacity))
+        for field in ("interconnect_bandwidth", "host_link_bandwidth"):
+            value = getattr(self, field)
+            if value is not None:
+                object.__setattr__(self, field, _positive_figure(where, field, value))
+
+    @property
+    def dtypes(self):
+        """The dtypes this chip has a dense peak for, fastest-first order of the file."""
+        return tuple(self.peak_flops_by_dtype)
+
+    def peak_flops(self, dtype="bf16"):
+        """Dense peak FLOP/s for ``dtype`` (no 2:4 sparsity)."""
+        key = canonical_dtype(dtype)
+        if key not in self.peak_flops_by_dtype:
+            raise ValueError(
+                f"{self.name} has no {key} peak in its datasheet; it has: {', '.join(self.dtypes)}"
+            )
+        return self.peak_flops_by_dtype[key]
+
+    def ridge_point(self, dtype="bf16"):
+        """FLOP per byte at which the roofline bends: peak_flops / mem_bandwidth."""
+        return self.peak_flops(dtype) / self.mem_bandwidth
+
+    @property
+    def interconnect_bandwidth_per_direction(self):
+        """Chip-to-chip byte/s in one direction (datasheets add both directions)."""
+        if self.interconnect_bandwidth is None:
+            raise ValueError(f"{self.name} has no chip-to-chip interconnect figure")
+        return self.interconnect_bandwidth / 2
+
+    def achieved(self):
+        """The same chip with its published *measured* ceilings in place of the datasheet ones.
+
+        Real kernels never reach the datasheet roof; this is the "sub-optimal"
+        roofline drawn below it. Raises ValueError if no measurement is recorded.
+        """
+        if not self.measured:
+            with_data = [a.name for a in _registry().values() if a.measured]
+            raise ValueError(
+                f"no published measured ceilings are recorded for {self.name}; "
+                f"chips that have them: {', '.join(sorted(set(with_data)))}"
+            )
+        peaks = {d: v for d, v in self.measured.items() if d in BYTES_PER_ELEMENT}
+        return dataclasses.replace(
+            self,
+            name=f"{self.name} (measured)",
+            aliases=(),
+            peak_flops_by_dtype=peaks,
+            mem_bandwidth=self.measured["mem_bandwidth"],
+            measured={},
+        )
+
+    def __repr__(self):
+        return (
+            f"Accelerator({self.name!r}, bf16={self.peak_flops_by_dtype.get('bf16', float('nan')) / TERA:g} "
+            f"TFLOP/s, {self.mem_bandwidth / TERA:g} TB/s, {self.mem_capacity / GIGA:g} GB)"
+        )
+
+
+def _positive_figure(where, field, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{where}: {field} must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{where}: {field} must be finite and > 0, got {value!r}")
+    return float(value)
+
+
+# ---------------------------------------------------------------- file loading
+
+_REQUIRED = ("name", "vendor", "mem_bandwidth_TBps", "peak_dense_TFLOPs", "sources")
+
+
+def load_accelerator(path):
+    """Read one accelerator TOML file; raise ValueError naming the file, chip and field."""
+    path = pathlib.Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
+    chip = raw.get("name", "?")
+    where = f"{path.name} (chip {chip!r})"
+
+    def fail(field, problem):
+        raise ValueError(f"{where}: field {field!r} {problem}")
+
+    for field in _REQUIRED:
+        if field not in raw:
+            fail(field, "is missing")
+    if ("mem_capacity_GB" in raw) == ("mem_capacity_GiB" in raw):
+        fail("mem_capacity_GB", "must be given once, as mem_capacity_GB or mem_capacity_GiB")
+
+    def number(field, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail(field, f"must be a number, got {value!r}")
+        if not math.isfinite(value) or value <= 0:
+            fail(field, f"must be > 0, got {value!r}")
+        return float(value)
+
+    def table(field):
+        value = raw.get(field, {})
+        if not isinstance(value, dict):
+            fail(field, "must be a table")
+        return value
+
+    peaks = {}
+    for dtype, value in table("peak_dense_TFLOPs").items():
+        if dtype not in BYTES_PER_ELEMENT:
+            fail(f"peak_dense_TFLOPs.{dtype}", f"is not a known dtype ({', '.join(BYTES_PER_ELEMENT)})")
+        peaks[dtype] = number(f"peak_dense_TFLOPs.{dtype}", value) * TERA
+    if not peaks:
+        fail("peak_dense_TFLOPs", "has no dtype")
+    sparse = {d: number(f"sparse_headline_TFLOPs.{d}", v) * TERA
+              for d, v in table("sparse_headline_TFLOPs").items()}
+
+    sources = table("sources")
+    figures = ["peak_dense_TFLOPs", "mem_bandwidth_TBps",
+               "mem_capacity_GiB" if "mem_capacity_GiB" in raw else "mem_capacity_GB"]
+    figures += [f for f in ("interconnect_GBps", "host_link_GBps", "compute_units") if f in raw]
+    for field in figures:
+        if not str(sources.get(field, "")).strip():
+            fail(f"sources.{field}", "is missing: every figure needs its source")
+
+    measured = {}
+    m = table("measured")
+    if m:
+        if not str(m.get("source", "")).strip():
+            fail("measured.source", "is missing: a measured ceiling needs its source")
+        if "mem_bandwidth_TBps" not in m:
+            fail("measured.mem_bandwidth_TBps", "is missing")
+        measured["mem_bandwidth"] = number("measured.mem_bandwidth_TBps", m["mem_bandwidth_TBps"]) * TERA
+        for key, value in m.items():
+            match = re.fullmatch(r"(\w+)_TFLOPs", key)
+            if match:
+                measured[canonical_dtype(match.group(1))] = number(f"measured.{key}", value) * TERA
+        measured["source"] = m["source"]
+
+    capacity = (number("mem_capacity_GiB", raw["mem_capacity_GiB"]) * GIB if "mem_capacity_GiB" in raw
+                else number("mem_capacity_GB", raw["mem_capacity_GB"]) * GIGA)
+    optional = {}
+    for field, key, scale in (("interconnect_GBps", "interconnect_bandwidth", GIGA),
+                              ("host_link_GBps", "host_link_bandwidth", GIGA)):
+        if field in raw:
+            optional[key] = number(field, raw[field]) * scale
+    if "compute_units" in raw:
+        optional["compute_units"] = int(number("compute_units", raw["compute_units"]))
+    aliases = raw.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        fail("aliases", "must be a list of strings")
+
+    return Accelerator(
+        name=chip,
+        vendor=raw["vendor"],
+        aliases=tuple(aliases),
+        peak_flops_by_dtype=peaks,
+        sparse_flops_by_dtype=sparse,
+        mem_bandwidth=number("mem_bandwidth_TBps", raw["mem_bandwidth_TBps"]) * TERA,
+        mem_capacity=capacity,
+        interconnect=raw.get("interconnect", ""),
+        host_link=raw.get("host_link", ""),
+        measured=measured,
+        sources=dict(sources),
+        notes=raw.get("notes", ""),
+        source_file=str(path),
+        **optional,
+    )
+
+
+def _key(name):
+    return re.sub(r"[\s_\-]+", "", name.lower())
+
+
+_CACHE = {}
+
+
+def _registry(directory=None):
+    """Map of normalised name/alias -> Accelerator for every file in ``directory``."""
+    directory = pathlib.Path(directory or ACCELERATOR_DIR)
+    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in directory.glob("*.toml")))
+    cached = _CACHE.get(directory)
+    if cached and cached[0] == stamp:
+        return cached[1]
+    registry = {}
+    for path in sorted(directory.glob("*.toml")):
+        acc = load_accelerator(path)
+        for label in (acc.name, *acc.aliases):
+            key = _key(label)
+            if key in registry and registry[key].name != acc.name:
+                raise ValueError(
+                    f"{path.name}: name or alias {label!r} is already used by {registry[key].name!r}"
+                )
+            registry[key] = acc
+    _CACHE[directory] = (stamp, registry)
+    return registry
+
+
+def list_accelerators():
+    """Names of every accelerator in data/accelerators/, in file order."""
+    seen = []
+    for acc in _registry().values():
+        if acc.name not in seen:
+            seen.append(acc.name)
+    return seen
+
+
+def get_accelerator(name):
+    """Look up a chip by name or alias, case- and punctuation-insensitive ("h200", "H100-SXM")."""
+    if isinstance(name, Accelerator):
+        return name
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"accelerator name must be a non-empty string, got {name!r}")
+    registry = _registry()
+    key = _key(name)
+    if key in registry:
+        return registry[key]
+    close = difflib.get_close_matches(key, list(registry), n=5, cutoff=0.5)
+    names = list(dict.fromkeys(registry[c].name for c in close))
+    hint = f"; did you mean {', '.join(repr(n) for n in names)}?" if names else ""
+    raise ValueError(
+        f"unknown accelerator {name!r}{hint} Known: {', '.join(list_accelerators())}"
+    )

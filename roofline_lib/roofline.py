@@ -1,0 +1,77 @@
+"""The roofline: attainable FLOP/s, and the time bounds of a workload on a chip."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .hardware import Accelerator, get_accelerator
+from .validation import positive
+from .workloads import Workload
+
+
+def attainable_flops(intensity, hw, dtype="bf16"):
+    """min(peak FLOP/s, bandwidth x intensity): the roof at that intensity. Vectorised."""
+    hw = get_accelerator(hw)
+    intensity = positive("intensity", intensity)
+    return np.minimum(hw.peak_flops(dtype), hw.mem_bandwidth * intensity)
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """Time bounds of a workload on one chip, in seconds.
+
+    lower = max(t_math, t_mem): compute and memory traffic fully overlapped.
+    upper = t_math + t_mem: no overlap at all. upper <= 2 * lower always.
+    """
+
+    workload: Workload
+    hw: Accelerator
+    t_math: object
+    t_mem: object
+
+    @property
+    def lower(self):
+        return np.maximum(self.t_math, self.t_mem)
+
+    @property
+    def upper(self):
+        return self.t_math + self.t_mem
+
+    @property
+    def bound(self):
+        """'compute' where t_math >= t_mem, else 'memory' (an array for array inputs)."""
+        result = np.where(np.asarray(self.t_math) >= np.asarray(self.t_mem), "compute", "memory")
+        return str(result) if result.ndim == 0 else result
+
+    @property
+    def achieved_flops(self):
+        """FLOP/s if the workload ran at its lower bound."""
+        return self.workload.flops / self.lower
+
+    @property
+    def parts(self):
+        """One Estimate per leaf operation, to see where the time goes."""
+        return [estimate(p, self.hw) for p in self.workload.leaves()]
+
+    def __repr__(self):
+        if np.ndim(self.t_math) or np.ndim(self.t_mem):
+            return f"Estimate({self.workload.name!r} on {self.hw.name}, array)"
+        return (f"Estimate({self.workload.name!r} on {self.hw.name}: t_math={self.t_math:.4g} s, "
+                f"t_mem={self.t_mem:.4g} s, lower={self.lower:.4g} s, upper={self.upper:.4g} s, "
+                f"{self.bound}-bound)")
+
+
+def estimate(workload, hw, dtype=None):
+    """Lower and upper time bounds of ``workload`` on ``hw``.
+
+    Each part runs at the peak of its own compute dtype (``dtype`` overrides it
+    for every part); all bytes move at the chip's memory bandwidth.
+    """
+    if not isinstance(workload, Workload):
+        raise ValueError(f"estimate() needs a Workload (from rl.matmul, rl.attention, ...), got {type(workload).__name__}")
+    hw = get_accelerator(hw)
+    t_math = sum(p.flops / hw.peak_flops(dtype or p.dtype) for p in workload.leaves())
+    t_mem = workload.bytes / hw.mem_bandwidth
+    return Estimate(workload, hw, t_math, t_mem)

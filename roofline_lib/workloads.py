@@ -1,0 +1,145 @@
+"""Workloads: how many FLOPs an operation does and how many bytes it moves.
+
+Every constructor accepts numpy arrays for its sizes, so a slider or a sweep
+evaluates thousands of shapes at once. Bytes count what must cross the memory
+interface at least once (inputs read, outputs written): the ideal a perfectly
+tiled kernel reaches, which is what a roofline bound needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .dtypes import bytes_per_element, canonical_dtype
+from .validation import positive
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """FLOPs and bytes of one operation, or of several added together (``parts``)."""
+
+    name: str
+    flops: object  # float or numpy array
+    bytes: object  # float or numpy array
+    dtype: str = "bf16"  # the compute dtype: whose peak FLOP/s applies
+    parts: tuple = ()  # the leaf workloads a sum is made of
+
+    @property
+    def intensity(self):
+        """Arithmetic intensity in FLOP per byte."""
+        return self.flops / self.bytes
+
+    def leaves(self):
+        """The single operations this workload is made of (itself, if it is one)."""
+        return self.parts or (self,)
+
+    def __add__(self, other):
+        if isinstance(other, (int, float)) and other == 0:  # lets sum() start from 0
+            return self
+        if not isinstance(other, Workload):
+            return NotImplemented
+        dtypes = {w.dtype for w in self.leaves() + other.leaves()}
+        return Workload(
+            name=f"{self.name} + {other.name}",
+            flops=self.flops + other.flops,
+            bytes=self.bytes + other.bytes,
+            dtype=self.dtype if len(dtypes) == 1 else "mixed",
+            parts=self.leaves() + other.leaves(),
+        )
+
+    __radd__ = __add__
+
+    def __mul__(self, count):
+        """``w * n``: the same operation done n times (n layers, n heads, ...)."""
+        count = positive("repeat count", count)
+        return dataclasses.replace(
+            self,
+            name=self.name if count == 1 else f"{count:g} x {self.name}" if np.ndim(count) == 0 else self.name,
+            flops=self.flops * count,
+            bytes=self.bytes * count,
+            parts=tuple(p * count for p in self.parts),
+        )
+
+    __rmul__ = __mul__
+
+    def renamed(self, name):
+        return dataclasses.replace(self, name=name)
+
+    def __repr__(self):
+        if np.ndim(self.flops) == 0 and np.ndim(self.bytes) == 0:
+            return (f"Workload({self.name!r}, flops={self.flops:.4g}, bytes={self.bytes:.4g}, "
+                    f"intensity={self.intensity:.4g} FLOP/B, dtype={self.dtype!r})")
+        return f"Workload({self.name!r}, shape={np.broadcast(self.flops, self.bytes).shape}, dtype={self.dtype!r})"
+
+
+def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype=None, name="matmul"):
+    """X[M, K] @ Y[K, N] -> Z[M, N]: 2MNK FLOPs; reads X and Y once, writes Z once.
+
+    ``dtype`` is X's dtype; Y (often the weights) and Z default to it. The
+    compute dtype (whose peak applies) defaults to ``dtype``: with int4
+    weights and bf16 activations pass ``dtype="bf16", b_dtype="int4"``.
+    """
+    M, N, K = positive("M", M), positive("N", N), positive("K", K)
+    a = canonical_dtype(dtype)
+    b = canonical_dtype(b_dtype or a)
+    out = canonical_dtype(out_dtype or a)
+    compute = canonical_dtype(compute_dtype or a)
+    flops = 2 * M * N * K
+    nbytes = bytes_per_element(a) * M * K + bytes_per_element(b) * K * N + bytes_per_element(out) * M * N
+    return Workload(name, flops, nbytes, compute)
+
+
+def attention(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim=None,
+              dtype="bf16", *, causal=False, name="attention"):
+    """Score (Q K^T) and value (P V) matmuls of multi-/grouped-query attention.
+
+    FLOPs: 2 * B * H * (pairs) * (d_qk + d_v), where pairs = T * S without a
+    mask. With ``causal=True`` the T queries are the last T positions of the
+    S keys, so query i sees S - T + i + 1 keys: pairs = T*S - T(T-1)/2 (half
+    the square, plus the diagonal, for T = S). Softmax and scaling FLOPs are
+    not counted.
+    Bytes: read Q [B,T,H,d_qk], K [B,S,H_kv,d_qk], V [B,S,H_kv,d_v]; write
+    O [B,T,H,d_v]; the T x S score matrix never leaves the chip (fused kernel).
+    """
+    B = positive("batch", batch)
+    H = positive("heads", heads)
+    H_kv = positive("kv_heads", kv_heads)
+    T, S = positive("q_len", q_len), positive("kv_len", kv_len)
+    d_qk = positive("head_dim", head_dim)
+    d_v = d_qk if v_head_dim is None else positive("v_head_dim", v_head_dim)
+    if np.any(np.asarray(H) % np.asarray(H_kv) != 0):
+        raise ValueError(f"heads ({heads}) must be a multiple of kv_heads ({kv_heads}): "
+                         "each kv head serves a whole group of query heads")
+    pairs = T * S
+    if causal:
+        if np.any(np.asarray(T) > np.asarray(S)):
+            raise ValueError(f"causal attention needs q_len <= kv_len (the queries are the last "
+                             f"q_len of the kv_len positions), got q_len={q_len}, kv_len={kv_len}")
+        pairs = T * S - T * (T - 1) / 2
+    size = bytes_per_element(dtype)
+    flops = 2 * B * H * pairs * (d_qk + d_v)
+    nbytes = size * B * (T * H * d_qk + S * H_kv * (d_qk + d_v) + T * H * d_v)
+    return Workload(name, flops, nbytes, canonical_dtype(dtype))
+
+
+def elementwise(n, dtype="bf16", *, flops_per_element=1, inputs=1, outputs=1, name="elementwise"):
+    """An op that reads ``inputs`` arrays of n elements and writes ``outputs`` arrays."""
+    n = positive("n", n)
+    flops_per_element = positive("flops_per_element", flops_per_element)
+    inputs, outputs = positive("inputs", inputs, integer=True), positive("outputs", outputs, integer=True)
+    return Workload(name, flops_per_element * n, bytes_per_element(dtype) * n * (inputs + outputs),
+                    canonical_dtype(dtype))
+
+
+def vector_add(n, dtype="fp32"):
+    """z = x + y over n elements: n FLOPs, reads 2n and writes n elements."""
+    return elementwise(n, dtype, flops_per_element=1, inputs=2, outputs=1, name="vector add")
+
+
+def dot(n, dtype="fp32"):
+    """s = sum(x * y) over n elements: 2n FLOPs (multiply + add), reads 2n elements, writes 1."""
+    n = positive("n", n)
+    size = bytes_per_element(dtype)
+    return Workload("dot", 2 * n, size * (2 * n + 1), canonical_dtype(dtype))
