@@ -1,0 +1,170 @@
+"""Accelerator data against independent datasheet figures, and the loader's validation."""
+
+import math
+import pathlib
+import re
+
+import pytest
+
+import roofline_lib as rl
+from roofline_lib.hardware import load_accelerator
+
+# Independent values: datasheet peaks and bandwidths (shared/reference/accelerators-sourced.csv)
+# and the worked ridge points of the course's sources (scaling book, seed errata).
+RIDGES_BF16 = {
+    "H200": 989.4 / 4.8,  # ~206, scaling book
+    "H100": 989.4 / 3.35,  # ~295, scaling book
+    "A100 80GB SXM4": 312 / 2.039,  # ~153, erratum 1
+    "A100 80GB PCIe": 312 / 1.935,  # ~161, erratum 1
+    "A100 40GB SXM4": 312 / 1.555,  # ~200.6: the seed's "A100 80GB" number belongs here
+    "A10": 125 / 0.6,  # ~208, seed 002 (correct there)
+}
+
+
+@pytest.mark.parametrize("name, ridge", RIDGES_BF16.items())
+def test_ridge_points_match_datasheet_ratios(name, ridge):
+    assert rl.get_accelerator(name).ridge_point("bf16") == pytest.approx(ridge, rel=1e-3)
+
+
+def test_published_ridge_roundings():
+    assert round(rl.get_accelerator("H200").ridge_point()) == 206
+    assert round(rl.get_accelerator("H100 SXM").ridge_point()) == 295
+    assert round(rl.get_accelerator("A100").ridge_point()) == 153
+
+
+def test_h100_pcie_dense_figures_from_erratum_9():
+    hw = rl.get_accelerator("H100 PCIe")
+    assert hw.peak_flops("fp32") == 51e12
+    assert hw.peak_flops("tf32") == 378e12
+    assert hw.peak_flops("bf16") == 756e12
+    assert hw.peak_flops("fp8") == 1513e12
+    # the datasheet's starred headline is exactly twice the dense value
+    assert hw.sparse_flops_by_dtype["bf16"] == pytest.approx(2 * hw.peak_flops("bf16"), rel=1e-3)
+
+
+def test_dense_is_never_the_sparse_headline():
+    for name in rl.list_accelerators():
+        hw = rl.get_accelerator(name)
+        for dtype, sparse in hw.sparse_flops_by_dtype.items():
+            # 2% slack: the L40S datasheet pairs 362.05 dense with 733* sparse
+            assert sparse == pytest.approx(2 * hw.peak_flops(dtype), rel=0.02), (name, dtype)
+
+
+def test_units_are_si():
+    hw = rl.get_accelerator("H200")
+    assert hw.mem_bandwidth == 4.8e12
+    assert hw.mem_capacity == 141e9
+    assert hw.interconnect_bandwidth == 900e9
+    assert hw.interconnect_bandwidth_per_direction == 450e9
+    assert rl.get_accelerator("TPU v4").mem_capacity == 32 * 2**30
+
+
+def test_h200_has_h100_compute_and_1_4x_bandwidth():
+    h100, h200 = rl.get_accelerator("H100"), rl.get_accelerator("H200")
+    assert h100.peak_flops("bf16") == h200.peak_flops("bf16")
+    assert h200.mem_bandwidth / h100.mem_bandwidth == pytest.approx(1.43, abs=0.01)
+
+
+def test_required_chips_are_present():
+    names = set(rl.list_accelerators())
+    for required in ["A100 40GB SXM4", "A100 40GB PCIe", "A100 80GB SXM4", "A100 80GB PCIe", "H100 SXM5",
+                     "H100 PCIe", "H200 SXM", "H200 NVL", "A10", "L4", "L40S", "B200", "MI300X", "TPU v5e",
+                     "TPU v5p"]:
+        assert required in names
+
+
+def test_every_chip_names_a_source_for_every_figure():
+    for path in sorted((pathlib.Path(rl.hardware.ACCELERATOR_DIR)).glob("*.toml")):
+        hw = load_accelerator(path)
+        assert hw.sources["peak_dense_TFLOPs"] and hw.sources["mem_bandwidth_TBps"], path.name
+
+
+@pytest.mark.parametrize("spelling", ["h200", "H200", "H200-SXM", "h200 sxm", "H200_SXM"])
+def test_lookup_is_case_and_punctuation_insensitive(spelling):
+    assert rl.get_accelerator(spelling).name == "H200 SXM"
+
+
+def test_unknown_chip_names_close_matches():
+    with pytest.raises(ValueError, match=r"unknown accelerator 'H300'.*H200 SXM"):
+        rl.get_accelerator("H300")
+
+
+def test_missing_dtype_lists_what_the_chip_has():
+    with pytest.raises(ValueError, match=r"no fp8 .*fp64, fp32, tf32, bf16, fp16, int8"):
+        rl.get_accelerator("A100").peak_flops("fp8")
+
+
+def test_unknown_dtype():
+    with pytest.raises(ValueError, match="unknown dtype 'fp12'"):
+        rl.get_accelerator("H200").peak_flops("fp12")
+
+
+def test_dtype_aliases():
+    hw = rl.get_accelerator("H200")
+    assert hw.peak_flops("bfloat16") == hw.peak_flops("BF16") == hw.peak_flops("bf16")
+
+
+def test_achieved_uses_published_measurements():
+    real = rl.get_accelerator("A100").achieved()
+    assert real.peak_flops("bf16") == 271.2e12  # stas00: 87% of 312
+    assert real.mem_bandwidth == 1.6e12
+    assert real.peak_flops("bf16") / rl.get_accelerator("A100").peak_flops("bf16") == pytest.approx(0.87, abs=0.01)
+    with pytest.raises(ValueError, match="no published measured ceilings"):
+        rl.get_accelerator("L4").achieved()
+
+
+GOOD = """
+name = "Test chip"
+vendor = "Test"
+mem_bandwidth_TBps = 1.0
+mem_capacity_GB = 10
+[peak_dense_TFLOPs]
+bf16 = 100
+[sources]
+peak_dense_TFLOPs = "made up for the test"
+mem_bandwidth_TBps = "made up"
+mem_capacity_GB = "made up"
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "chip.toml"
+    path.write_text(text)
+    return path
+
+
+def test_loader_accepts_a_minimal_file(tmp_path):
+    hw = load_accelerator(write(tmp_path, GOOD))
+    assert hw.ridge_point("bf16") == pytest.approx(100)
+
+
+@pytest.mark.parametrize("broken, message", [
+    (GOOD.replace("mem_bandwidth_TBps = 1.0\n", ""), "field 'mem_bandwidth_TBps' is missing"),
+    (GOOD.replace("mem_bandwidth_TBps = 1.0", 'mem_bandwidth_TBps = "fast"'), "'mem_bandwidth_TBps' must be a number"),
+    (GOOD.replace("bf16 = 100", "bf16 = -5"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
+    (GOOD.replace("bf16 = 100", "bf16 = 0"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
+    (GOOD.replace("bf16 = 100", "bf16 = nan"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
+    (GOOD.replace("bf16 = 100", "bf17 = 100"), "not a known dtype"),
+    (GOOD.replace('mem_capacity_GB = "made up"', ""), "sources.mem_capacity_GB' is missing"),
+    (GOOD.replace("mem_capacity_GB = 10\n", ""), "mem_capacity_GB"),
+    (GOOD + "\n[[", "not valid TOML"),
+])
+def test_loader_names_file_chip_and_field(tmp_path, broken, message):
+    with pytest.raises(ValueError, match=message) as info:
+        load_accelerator(write(tmp_path, broken))
+    assert "chip.toml" in str(info.value)
+    if "TOML" not in message:
+        assert "Test chip" in str(info.value)
+
+
+def test_every_data_file_loads_and_has_positive_figures():
+    for name in rl.list_accelerators():
+        hw = rl.get_accelerator(name)
+        assert hw.mem_bandwidth > 0 and hw.mem_capacity > 0
+        assert all(v > 0 and math.isfinite(v) for v in hw.peak_flops_by_dtype.values())
+        assert re.search(r"\w", hw.sources["mem_bandwidth_TBps"])
+
+
+def test_accelerator_constructor_validates():
+    with pytest.raises(ValueError, match="mem_bandwidth must be finite and > 0"):
+        rl.Accelerator(name="x", peak_flops_by_dtype={"fp32": 1e12}, mem_bandwidth=0, mem_capacity=1e9)
