@@ -245,6 +245,32 @@ def time_by_part(workload, hw, dtype=None):
     return out
 
 
+CATEGORIES = ("attention weights", "MLP / expert weights", "KV cache", "LM head + embedding",
+              "norms, RoPE, residuals")
+
+
+def category_of(part_name):
+    """Which of ``CATEGORIES`` a part belongs to: where the bytes it moves come from."""
+    if part_name.startswith("attention") or part_name == "KV cache write":
+        return "KV cache"
+    if part_name in ("LM head", "embedding lookup"):
+        return "LM head + embedding"
+    if part_name.startswith(("MLP", "MoE", "shared experts")):
+        return "MLP / expert weights"
+    if "projection" in part_name:
+        return "attention weights"
+    return "norms, RoPE, residuals"
+
+
+def time_by_category(workload, hw, dtype=None):
+    """{category: seconds}, every category of ``CATEGORIES`` present (0 where none), parts at their own
+    roofline bound. Vectorised."""
+    out = dict.fromkeys(CATEGORIES, 0)
+    for name, seconds in time_by_part(workload, hw, dtype).items():
+        out[category_of(name)] = out[category_of(name)] + seconds
+    return out
+
+
 def kernel_sum_time(workload, hw, dtype=None):
     """The step's time if its kernels run one after another, each at its own roofline bound:
     sum of max(t_math, t_mem) over parts. Lies between estimate().lower and .upper."""
@@ -375,8 +401,8 @@ def decode_attention_time(model, hw, batch, context, kv_dtype="bf16", splits=1):
 
 
 __all__ = [
-    "MLA", "Model", "MoE", "attention_chain", "decode_attention_blocks", "decode_attention_time", "decode_step",
-    "expected_experts_touched", "fits", "flash_decoding_splits", "gated_mlp_chain", "get_model",
-    "kernel_sum_time", "list_models", "load_model", "max_batch", "memory_required", "prefill", "sm_utilisation",
-    "time_by_part",
+    "CATEGORIES", "MLA", "Model", "MoE", "attention_chain", "category_of", "decode_attention_blocks",
+    "decode_attention_time", "decode_step", "expected_experts_touched", "fits", "flash_decoding_splits",
+    "gated_mlp_chain", "get_model", "kernel_sum_time", "list_models", "load_model", "max_batch",
+    "memory_required", "prefill", "sm_utilisation", "time_by_category", "time_by_part",
 ]

@@ -371,3 +371,33 @@ def test_every_data_file_loads_and_has_sources():
         m = rl.get_model(name)
         assert m.sources["config"].strip() and "config.json" in m.sources["config"]
         assert m.head_dim * m.num_heads == m.hidden_size or m.mla  # the Llama/Mixtral convention
+
+
+def test_time_by_category_adds_up_to_kernel_sum():
+    w = rl.decode_step("deepseek-v2-lite", 8, 4096)
+    cats = llm.time_by_category(w, "H200")
+    assert set(cats) == set(llm.CATEGORIES)
+    assert sum(cats.values()) == pytest.approx(llm.kernel_sum_time(w, "H200"), rel=1e-12)
+    est = rl.estimate(w, "H200")
+    assert est.lower <= llm.kernel_sum_time(w, "H200") <= est.upper
+    assert llm.category_of("QKV projection") == "attention weights"
+    assert llm.category_of("MoE experts down") == "MLP / expert weights"
+    assert llm.category_of("attention (reads KV cache)") == "KV cache"
+
+
+def test_llm_explorer_updates_in_place():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ex = rl.widgets.LLMExplorer()
+    first = dict(ex.last)
+    widths = [b.get_width() for b in ex.bars]
+    ex.controls["context"].value = 65536
+    ex.controls["weight_dtype"].value = "int4"
+    ex.refresh()
+    assert ex.last != first
+    kv = list(rl.llm.CATEGORIES).index("KV cache")
+    assert ex.bars[kv].get_width() > widths[kv]  # a longer context reads more KV cache
+    ex.controls["model"].value = "Llama-2-70B"
+    ex.controls["chip"].value = "A100 80GB SXM4"
+    assert "does NOT fit" in ex.refresh()["memory: weights + KV cache"]
