@@ -377,15 +377,23 @@ def decode_attention_blocks(model, batch, splits=1):
     return positive("batch", batch) * m.num_heads * positive("splits", splits)
 
 
-def flash_decoding_splits(model, hw, batch, context, min_chunk=256):
-    """Enough KV splits for one full wave of blocks, with chunks no shorter than ``min_chunk``."""
+def flash_decoding_splits(model, hw, batch, context, min_chunk=256, max_splits=128):
+    """How many KV splits FlashDecoding uses: the fewest whose SM utilisation is within 85 % of the best
+    over 1..max_splits (the rule of flash-attn's ``num_splits_heuristic``), with chunks no shorter than
+    ``min_chunk`` positions. Vectorised over batch and context."""
     hw = get_accelerator(hw)
     if hw.compute_units is None:
         raise ValueError(f"{hw.name} has no SM/CU count in its data file; the occupancy model needs one")
-    base = decode_attention_blocks(model, batch)
-    wanted = np.ceil(hw.compute_units / base)
+    base = np.asarray(decode_attention_blocks(model, batch), dtype=float)
     most = np.maximum(np.floor(positive("context", context) / positive("min_chunk", min_chunk)), 1)
-    return np.minimum(wanted, most)
+    base, most = np.broadcast_arrays(base, np.minimum(most, max_splits))
+    candidates = np.arange(1, max_splits + 1).reshape((-1,) + (1,) * base.ndim)
+    util = sm_utilisation(base * candidates, hw.compute_units)
+    util = np.where(candidates <= most, util, 0.0)
+    good = util >= 0.85 * util.max(axis=0)
+    splits = candidates[np.argmax(good, axis=0)].reshape(base.shape) if base.ndim else candidates[np.argmax(good)]
+    splits = np.asarray(splits, dtype=float).reshape(base.shape)
+    return float(splits) if splits.ndim == 0 else splits
 
 
 def decode_attention_time(model, hw, batch, context, kv_dtype="bf16", splits=1):

@@ -46,7 +46,8 @@ QUESTIONS = [
     Question("06.flash_decoding", "Llama-2-7B, batch 1, context 32,768 on an H100 SXM (132 SMs): by how much does "
              "FlashDecoding's KV split speed up one layer's decode attention in the occupancy model? Multi-step: "
              "blocks without split, splits needed, SM utilisation of each.", lambda: _flash_decoding(), unit="x",
-             hint="Utilisation = blocks / (SMs x waves); the bytes are the same in both cases."),
+             hint="Utilisation = blocks / (SMs x waves); take the fewest splits within 85 % of the best utilisation; "
+                  "the bytes are the same in both cases."),
     Question("06.h200_vs_h100", "Decode step of Llama-3-8B at batch 32, context 4,096: H100 SXM time / H200 time "
              "(lower bounds).", lambda: _h200_vs_h100(), unit="x",
              hint="Same compute, 4.8 vs 3.35 TB/s; the step is memory-bound on both."),
