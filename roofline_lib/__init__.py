@@ -12,11 +12,15 @@ from .roofline import Estimate, attainable_flops, estimate
 from .workloads import Workload, attention, dot, elementwise, matmul, vector_add
 
 _LAZY = {"symbolic", "plotting", "widgets", "exercises", "measure", "llm"}
+# names reachable as rl.<name> that live in a lazy submodule (loaded on first use)
+_LAZY_NAMES = {"get_model": "llm", "list_models": "llm", "prefill": "llm", "decode_step": "llm"}
 
 
 def __getattr__(name):
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'roofline_lib' has no attribute {name!r}")
 
 

@@ -7,5 +7,7 @@ browser; ``.widget()`` wires it to ipywidgets for JupyterLab (with
 """
 
 from .base import Explorer, eng, log_slider
+from .llm_explorer import LLMExplorer
 
 __all__ = ["Explorer", "eng", "log_slider"]
+__all__ += ["LLMExplorer"]

@@ -1,0 +1,82 @@
+"""LLM decode explorer: model, chip, batch, context, weight and KV dtype -> where one decode step
+sits on the chip's roofline, where its time goes, and whether it fits in memory."""
+
+from __future__ import annotations
+
+import ipywidgets
+import numpy as np
+from matplotlib.ticker import EngFormatter
+
+from .. import llm
+from ..hardware import get_accelerator
+from ..plotting import format_axes, roof_curve
+from ..roofline import estimate
+from .base import Explorer, eng, log_slider
+
+DTYPES = ("bf16", "fp8", "int8", "int4")
+
+
+class LLMExplorer(Explorer):
+    """Left: the chip's bf16 roofline with the decode step (filled) and prefill of the same context
+    (open marker). Right: the decode step's time by category, each part at its own roofline bound."""
+
+    def __init__(self, model="Llama-3-8B", chip="H200 SXM", batch=8, context=4096, weight_dtype="bf16",
+                 kv_dtype="bf16", chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X")):
+        dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="260px"))
+        controls = {
+            "model": ipywidgets.Dropdown(options=llm.list_models(), value=llm.get_model(model).name,
+                                         description="model", **dropdown),
+            "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
+                                        value=get_accelerator(chip).name, description="chip", **dropdown),
+            "batch": log_slider("batch", 1, 1024, batch, base=2, readout_format=".0f"),
+            "context": log_slider("context", 128, 131072, context, base=2, readout_format=".0f"),
+            "weight_dtype": ipywidgets.Dropdown(options=DTYPES, value=weight_dtype, description="weights",
+                                                **dropdown),
+            "kv_dtype": ipywidgets.Dropdown(options=DTYPES[:3], value=kv_dtype, description="KV cache", **dropdown),
+        }
+        super().__init__(controls, figsize=(10, 4.2))
+
+    def build(self):
+        self.ax_roof, self.ax_bar = self.fig.subplots(1, 2, width_ratios=(1.1, 1))
+        format_axes(self.ax_roof)
+        self.roof, = self.ax_roof.plot([], [], lw=2, color="C0")
+        self.decode_pt, = self.ax_roof.plot([], [], "o", ms=9, color="C3", label="decode step")
+        self.prefill_pt, = self.ax_roof.plot([], [], "o", ms=9, mfc="none", color="C2", label="prefill")
+        self.ax_roof.set_xlim(0.3, 3e4)
+        self.ax_roof.set_ylim(1e11, 1e16)
+        self.ax_roof.legend(loc="lower right")
+        labels = list(llm.CATEGORIES)
+        self.bars = self.ax_bar.barh(labels, np.zeros(len(labels)), color="C1")
+        self.ax_bar.invert_yaxis()
+        self.ax_bar.xaxis.set_major_formatter(EngFormatter(unit="s"))
+        self.ax_bar.set_xlabel("decode-step time by category (each part at its own bound)")
+        self.ax_bar.grid(True, axis="x", alpha=0.3)
+
+    def update(self, model, chip, batch, context, weight_dtype, kv_dtype):
+        hw = get_accelerator(chip)
+        batch, context = int(round(batch)), int(round(context))
+        step = llm.decode_step(model, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+        pre = llm.prefill(model, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+        est, est_pre = estimate(step, hw), estimate(pre, hw)
+        x, y = roof_curve(hw, "bf16", (0.3, 3e4))
+        self.roof.set_data(x, y)
+        self.roof.set_label(hw.name)
+        self.decode_pt.set_data([step.intensity], [est.achieved_flops])
+        self.prefill_pt.set_data([pre.intensity], [est_pre.achieved_flops])
+        self.ax_roof.set_title(f"{llm.get_model(model).name} on {hw.name}", fontsize=10)
+        times = llm.time_by_category(step, hw)
+        for bar, label in zip(self.bars, llm.CATEGORIES, strict=True):
+            bar.set_width(float(times[label]))
+        self.ax_bar.set_xlim(0, 1.1 * max(float(v) for v in times.values()))
+        need = llm.memory_required(model, batch, context, weight_dtype, kv_dtype)
+        fits = bool(need <= hw.mem_capacity)
+        return {
+            "per-token latency (decode step)": f"{eng(est.lower, 's')} .. {eng(est.upper, 's')}",
+            "decode throughput": eng(batch / est.lower, "token/s"),
+            "decode intensity / ridge": f"{step.intensity:.3g} / {hw.ridge_point('bf16'):.3g} FLOP/B "
+                                        f"({est.bound}-bound)",
+            "prefill of the context": f"{eng(est_pre.lower, 's')} ({est_pre.bound}-bound)",
+            "memory: weights + KV cache": f"{eng(need, 'B')} of {eng(hw.mem_capacity, 'B')} "
+                                          f"({'fits' if fits else 'does NOT fit'})",
+            "largest batch at this context": str(llm.max_batch(model, hw, context, weight_dtype, kv_dtype)),
+        }
