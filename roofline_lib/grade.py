@@ -26,6 +26,8 @@ import asyncio
 import csv
 import dataclasses
 import json
+import logging
+import math
 import os
 import re
 import shutil
@@ -179,12 +181,12 @@ def __roofline_capture__(thunk):
             number = float(value)
     except Exception:
         number = None
-    if number is not None:
-        return json.dumps({"kind": "number", "value": number})
     try:
         text = repr(value)[:200]
     except Exception:
         text = "?"
+    if number is not None:
+        return json.dumps({"kind": "number", "value": number, "type": type(value).__name__[:100], "repr": text})
     return json.dumps({"kind": "other", "type": type(value).__name__[:100], "repr": text})
 '''
 
@@ -213,15 +215,16 @@ def _parse_capture(reply):
         return captured["value"]
     if kind == "number" and isinstance(captured.get("value"), (int, float)) and not isinstance(
             captured["value"], bool):
-        return float(captured["value"])
+        return _stand_in(captured, float, float(captured["value"]))
     if kind == "other":
-        return _opaque(str(captured.get("type", "object")), str(captured.get("repr", "?")))
+        return _stand_in(captured, object)
     raise _Unreadable("the kernel's reply was not in the expected form")
 
 
-def _opaque(type_name, text):
-    """A stand-in for an answer the grader cannot rebuild: check() sees its type's name and repr."""
-    return type(type_name or "object", (), {"__repr__": lambda self: text})()
+def _stand_in(captured, base, *value):
+    """The answer rebuilt for check(): a ``base`` whose type's name and repr are the original's."""
+    text = str(captured.get("repr", "?"))
+    return type(str(captured.get("type") or base.__name__), (base,), {"__repr__": lambda self: text})(*value)
 
 
 # ---------------------------------------------------------------- running one submission
@@ -235,6 +238,11 @@ class Run:
     answers: dict = dataclasses.field(default_factory=dict)  # CheckCall -> value or _Unreadable
     notes: list = dataclasses.field(default_factory=list)
     not_run: dict = dataclasses.field(default_factory=dict)  # cell index -> why it never ran
+
+
+_QUIET = logging.getLogger("roofline_lib.grade.kernel")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
 
 
 class _Client(NotebookClient):
@@ -294,6 +302,7 @@ class _Kernel:
                          shutdown_kernel="immediate", record_timing=False, startup_timeout=STARTUP_TIMEOUT,
                          iopub_timeout=2, resources={"metadata": {"path": str(self.scratch)}})
         client.output_bytes = {}
+        client.log = _QUIET  # timeouts and dead kernels are reported as notes, not log lines
         client.km = client.create_kernel_manager()
         self.client = client
         await client.async_start_new_kernel(cwd=str(self.scratch), env=_kernel_env(), stdout=subprocess.DEVNULL,
@@ -319,7 +328,7 @@ class _Kernel:
     async def run_cell(self, index, timeout):
         """Run one cell; return None, or (kind, text) with kind 'error' | 'timeout' | 'dead'."""
         client = self.client
-        client.timeout = max(timeout, 0.1)
+        client.timeout = max(1, math.ceil(timeout))  # nbclient takes whole seconds
         cell = self.nb.cells[index]
         try:
             await client.async_execute_cell(cell, index)
@@ -409,6 +418,8 @@ async def run_submission(cells, checks, settings, scratch):
                     run.cell_problems[index] = f"cell {index + 1} {text}"
                     if kind == "error":
                         done.append(index)
+                        if index not in by_cell:  # an exercise cell's error is told with its question
+                            run.notes.append(run.cell_problems[index])
                         continue
                     run.notes.append(f"cell {index + 1} {text}; restarted the kernel and skipped it")
                     broken = True
@@ -610,13 +621,16 @@ def write_feedback(grades, question_ids, folder):
         (folder / f"{g.student}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _print_progress(done, total, grade, n_questions):
+def progress_line(done, total, grade, n_questions):
     note = f" — {grade.notes[0]}" if grade.notes else ""
-    print(f"[{done}/{total}] {grade.student}.ipynb {grade.total}/{n_questions} ({grade.seconds:.1f} s){note}",
-          file=sys.stderr, flush=True)
+    return f"[{done}/{total}] {grade.student}.ipynb {grade.total}/{n_questions} ({grade.seconds:.1f} s){note}"
 
 
-def main(argv=None):
+def _print(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def main(argv=None, progress=_print):
     parser = argparse.ArgumentParser(prog="python -m roofline_lib.grade",
                                      description="Grade a folder of submitted exercise notebooks.")
     parser.add_argument("submissions", help="folder of submitted notebooks, one STUDENT.ipynb per student")
@@ -641,21 +655,22 @@ def main(argv=None):
     submissions = read_submissions(folder)
     skipped = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".ipynb")
     if skipped:
-        print(f"ignored (not .ipynb): {', '.join(skipped)}", file=sys.stderr)
+        progress(f"ignored (not .ipynb): {', '.join(skipped)}")
     if not submissions:
         parser.error(f"no .ipynb files in {folder}")
     settings = Settings(args.cell_timeout, args.notebook_timeout, args.memory_mb)
-    print(f"grading {len(submissions)} submissions on {len(assignment.question_ids)} questions with "
-          f"{args.workers} kernels at a time (cell limit {settings.cell_timeout:g} s, notebook limit "
-          f"{settings.notebook_timeout:g} s)", file=sys.stderr, flush=True)
+    progress(f"grading {len(submissions)} submissions on {len(assignment.question_ids)} questions with "
+             f"{args.workers} kernels at a time (cell limit {settings.cell_timeout:g} s, notebook limit "
+             f"{settings.notebook_timeout:g} s)")
     start = time.monotonic()
-    grades = asyncio.run(grade_all(submissions, assignment, settings, args.workers, _print_progress))
+    grades = asyncio.run(grade_all(submissions, assignment, settings, args.workers,
+                                   lambda *a: progress(progress_line(*a))))
     write_csv(grades, assignment.question_ids, args.out)
     if args.feedback:
         write_feedback(grades, assignment.question_ids, args.feedback)
     mean = sum(g.total for g in grades) / len(grades)
-    print(f"graded {len(grades)} submissions in {time.monotonic() - start:.1f} s; mean "
-          f"{mean:.2f}/{len(assignment.question_ids)}; wrote {args.out}", file=sys.stderr)
+    progress(f"graded {len(grades)} submissions in {time.monotonic() - start:.1f} s; mean "
+             f"{mean:.2f}/{len(assignment.question_ids)}; wrote {args.out}")
     return 0
 
 
