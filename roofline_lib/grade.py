@@ -337,7 +337,7 @@ class _Kernel:
         except CellTimeoutError:
             return "timeout", f"was still running after {timeout:.0f} s"
         except DeadKernelError:
-            return "dead", "stopped the kernel (os._exit, exit() or a crash)"
+            return "dead", "stopped the kernel (os._exit or a crash)"
         return None
 
     async def read(self, expressions, timeout):
