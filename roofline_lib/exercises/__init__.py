@@ -10,6 +10,6 @@ direction vs both?), a wrong sign or a wrong type. Questions live in one
 module per chapter, ``chNN.py`` beside this file.
 """
 
-from .core import Feedback, Question, check, get_question, questions
+from .core import Feedback, Question, check, get_question, judge, questions
 
-__all__ = ["Feedback", "Question", "check", "get_question", "questions"]
+__all__ = ["Feedback", "Question", "check", "get_question", "judge", "questions"]

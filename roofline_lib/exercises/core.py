@@ -87,10 +87,19 @@ def get_question(question_id):
 def check(question_id, answer, **context):
     """Compare ``answer`` with the library's value for ``question_id``; return Feedback."""
     q = get_question(question_id)
+    unanswered = answer is ... or answer is None
+    return judge(q, answer, None if unanswered else q.expected(**context))
+
+
+def judge(q, answer, expected):
+    """Feedback on ``answer`` to question ``q`` whose right answer is ``expected``.
+
+    ``check`` computes ``expected`` with the library each time; the grader
+    computes it once, before any submission runs, and judges with this.
+    """
     if answer is ... or answer is None:
         return Feedback(q.id, False, f"⏳ {q.id}: not answered yet — replace `...` with your answer"
                         + (f" (in {q.unit})." if q.unit else "."), answered=False)
-    expected = q.expected(**context)
     if q.kind == "choice":
         return _check_choice(q, answer, expected)
     return _check_number(q, answer, expected)

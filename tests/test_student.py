@@ -1,0 +1,138 @@
+"""Student versions: solutions out, outputs stripped, in sync with the masters.
+
+The last two tests run over EVERY chapter master in notebooks/ (as chapters
+land they are covered): the committed student versions must match what
+`python -m roofline_lib.student` makes of the masters and show no solution
+line; each master must pass all of its checks and each student version must
+run without an error and leave every check "not answered".
+"""
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from roofline_lib import grade, student
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = Path(__file__).parent / "fixtures" / "exercise_master.ipynb"
+CHAPTERS = student.masters(ROOT / "notebooks")
+
+
+def test_a_block_becomes_one_placeholder_per_name_it_assigns():
+    source = ("x = 1\n"
+              "if True:\n"
+              "    # BEGIN SOLUTION\n"
+              "    a, b = 1, 2\n"
+              "    for i in range(3):\n"
+              "        total = [j for j in range(i)]\n"
+              "    # END SOLUTION\n"
+              'check("00.bf16_bytes", a)')
+    assert student.strip_solutions(source) == ("x = 1\n"
+                                               "if True:\n"
+                                               "    a = ...  # your answer here\n"
+                                               "    b = ...  # your answer here\n"
+                                               "    i = ...  # your answer here\n"
+                                               "    total = ...  # your answer here\n"
+                                               'check("00.bf16_bytes", a)')
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("# BEGIN SOLUTION\nx = 1\n", "never closed"),
+    ("x = 1\n# END SOLUTION\n", "without a BEGIN"),
+    ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION", "inside another block"),
+    ("# BEGIN SOLUTION\nprint(1)\n# END SOLUTION", "assigns no variable"),
+    ("# BEGIN SOLUTION\nx = = 1\n# END SOLUTION", "not valid Python"),
+    ("#BEGIN SOLUTION:\nx = 1\n# END SOLUTION", "looks like a solution marker"),
+])
+def test_bad_markup_is_refused_with_the_reason(source, problem):
+    with pytest.raises(student.SolutionMarkupError, match=problem):
+        student.strip_solutions(source)
+
+
+def test_the_fixture_student_version_has_no_solution_and_no_output():
+    master = nbformat.read(FIXTURE, as_version=4)
+    text = student.student_text(FIXTURE)
+    assert text == student.student_text(FIXTURE)  # the same bytes every time
+    nb = nbformat.reads(text, as_version=4)
+    assert student.solution_leaks(master, nb) == []
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.outputs == [] and c.execution_count is None for c in code)
+    assert "BEGIN SOLUTION" not in text and "hw.peak_flops(\"bf16\") / hw.mem_bandwidth" not in text
+    assert "intensity = ...  # your answer here" in text
+    assert "✅" not in text  # the master's stored "correct" outputs are gone too
+
+
+def test_a_leaked_solution_line_is_caught():
+    master = nbformat.read(FIXTURE, as_version=4)
+    nb = nbformat.reads(student.student_text(FIXTURE), as_version=4)
+    leaked = 'bound = "compute" if w.intensity > hw.ridge_point("bf16") else "memory"'
+    nb.cells[-1].source = leaked + "\n" + nb.cells[-1].source
+    assert student.solution_leaks(master, nb) == [leaked]
+
+
+def test_sync_writes_then_checks_then_notices_drift(tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    shutil.copy(FIXTURE, notebooks / "99_fixture.ipynb")
+    assert student.main(["--notebooks", str(notebooks)]) == 0
+    assert (notebooks / "student" / "99_fixture.ipynb").read_text() == student.student_text(FIXTURE)
+    assert student.main(["--notebooks", str(notebooks), "--check"]) == 0
+    assert "1 student version in sync" in capsys.readouterr().out
+
+    master = nbformat.read(notebooks / "99_fixture.ipynb", as_version=4)
+    master.cells[0].source += "\n\nOne more sentence."
+    nbformat.write(master, notebooks / "99_fixture.ipynb")
+    (notebooks / "student" / "98_gone.ipynb").write_text("{}")
+    assert student.main(["--notebooks", str(notebooks), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "99_fixture.ipynb: out of date" in err and "98_gone.ipynb: no master" in err
+
+    assert student.main(["--notebooks", str(notebooks)]) == 0  # regenerates and removes the orphan
+    assert sorted(p.name for p in (notebooks / "student").iterdir()) == ["99_fixture.ipynb"]
+
+
+# ---------------------------------------------------------------- every chapter in notebooks/
+
+
+def test_committed_student_versions_match_every_chapter_master():
+    """EVERY CHAPTER: notebooks/student/ is what `python -m roofline_lib.student` makes, with no solution."""
+    assert student.sync(ROOT / "notebooks", check=True) == []
+
+
+@pytest.fixture(scope="module")
+def chapter_grades():
+    """Each chapter master and its student version, graded like submissions (two kernels at a time)."""
+    subs = {}
+    for master in CHAPTERS:
+        subs[f"master-{master.stem}"] = master.read_bytes()
+        subs[f"student-{master.stem}"] = student.student_text(master).encode()
+    if not subs:
+        return {}
+    by_chapter = {m.stem: grade.Assignment.from_notebook(m) for m in CHAPTERS}
+    grades = {}
+    for stem, assignment in by_chapter.items():
+        pair = {k: v for k, v in subs.items() if k.endswith(stem)}
+        for g in asyncio.run(grade.grade_all(pair, assignment, grade.Settings(cell_timeout=60))):
+            grades[g.student] = (g, assignment)
+    return grades
+
+
+def _intended_error_notes(master_path):
+    nb = nbformat.read(master_path, as_version=4)
+    return {i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])}
+
+
+@pytest.mark.parametrize("master", CHAPTERS, ids=[m.stem for m in CHAPTERS])
+def test_every_chapter_master_passes_and_its_student_version_is_unanswered(master, chapter_grades):
+    """EVERY CHAPTER: the master scores full marks; the student version runs cleanly with nothing answered."""
+    full, assignment = chapter_grades[f"master-{master.stem}"]
+    assert full.total == len(assignment.question_ids), full.messages
+    blank, _ = chapter_grades[f"student-{master.stem}"]
+    intended = {f"cell {i + 2} " for i in _intended_error_notes(master)}  # +1 for numbering, +1 for the note cell
+    assert [n for n in blank.notes if not any(n.startswith(p) for p in intended)] == []
+    assert blank.total == 0
+    for qid in assignment.question_ids:
+        assert "not answered yet" in blank.messages[qid], blank.messages[qid]
