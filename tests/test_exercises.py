@@ -118,7 +118,7 @@ def test_non_finite_is_wrong(bad):
 
 
 @pytest.mark.parametrize("bad", ["206", True, [206.1], {"ridge": 206}, sp.Symbol("x"), 206 + 0j,
-                                 np.array([206.1, 206.1])])
+                                 np.array([206.1, 206.1]), np.array([206.1 + 0j])])
 def test_wrong_type_is_explained(bad):
     feedback = check("01.ridge_h200", bad)
     assert not feedback.correct and feedback.answered

@@ -124,7 +124,8 @@ def _as_real(answer):
         return None
     if isinstance(answer, numbers.Real):
         return float(answer)
-    if isinstance(answer, np.ndarray) and answer.size == 1 and np.issubdtype(answer.dtype, np.number):
+    if (isinstance(answer, np.ndarray) and answer.size == 1 and np.issubdtype(answer.dtype, np.number)
+            and not np.iscomplexobj(answer)):
         return float(answer.item())
     if hasattr(answer, "is_number") and getattr(answer, "is_number", False):  # a sympy number
         try:
