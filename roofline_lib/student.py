@@ -155,7 +155,9 @@ def solution_leaks(master, student):
     for cell in student.cells:
         for line in cell.source.split("\n"):
             stripped = line.strip()
-            if stripped in solution_lines or "BEGIN SOLUTION" in line or "END SOLUTION" in line:
+            # prose may name the markers; only a code cell can leak one
+            marker = cell.cell_type == "code" and ("BEGIN SOLUTION" in line or "END SOLUTION" in line)
+            if stripped in solution_lines or marker:
                 leaks.append(stripped)
     return leaks
 
