@@ -9,3 +9,8 @@ browser; ``.widget()`` wires it to ipywidgets for JupyterLab (with
 from .base import Explorer, eng, log_slider
 
 __all__ = ["Explorer", "eng", "log_slider"]
+from .attention_explorer import AttentionExplorer  # noqa: E402
+from .matmul_explorer import MatmulExplorer  # noqa: E402
+from .roofline_explorer import RoofAxes, RooflineExplorer  # noqa: E402
+
+__all__ += ["AttentionExplorer", "MatmulExplorer", "RoofAxes", "RooflineExplorer"]

@@ -8,7 +8,8 @@ import math
 
 import ipywidgets
 from matplotlib import pyplot as plt
-from matplotlib.ticker import EngFormatter
+from matplotlib.ticker import EngFormatter, NullLocator
+from matplotlib.transforms import offset_copy
 
 
 def eng(value, unit="", places=3):
@@ -33,6 +34,39 @@ def log_slider(description, low, high, value, *, base=10, step=None, readout_for
     )
 
 
+def freeze_layout(fig):
+    """Lay ``fig`` out once and keep that layout, so a redraw only paints.
+
+    Every slider event redraws the whole figure (ipympl has no blitting), and on
+    log axes most of a draw is spent on things that never move: re-solving the
+    constrained layout, drawing dozens of minor ticks, and re-measuring every tick
+    label to place the titles and axis labels. After one full draw we pin the
+    titles and labels where the automatic placement put them (in points from
+    their axes, so a change of dpi keeps them right) and drop the minor ticks.
+    """
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_minor_locator(NullLocator())
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    fig.canvas.draw()
+    to_points = 72 / fig.dpi
+    for ax in fig.axes:
+        box = ax.get_window_extent()
+        x_label = ax.xaxis.label.get_window_extent()
+        y_label = ax.yaxis.label.get_window_extent()
+        if ax.xaxis.label.get_text():
+            dy = (x_label.y1 - box.y0) * to_points  # the label hangs from its top edge
+            ax.xaxis.set_label_coords(0.5, 0, transform=offset_copy(ax.transAxes, fig=fig, y=dy, units="points"))
+        if ax.yaxis.label.get_text():
+            dx = (y_label.x1 - box.x0) * to_points  # rotated: its anchor is its right edge
+            ax.yaxis.set_label_coords(0, 0.5, transform=offset_copy(ax.transAxes, fig=fig, x=dx, units="points"))
+        if ax.get_title():
+            ax.set_title(ax.get_title(), y=ax.title.get_position()[1], fontsize=ax.title.get_fontsize())
+
+
 class Explorer:
     """Base of an explorer: subclasses set ``self.fig`` and artists in ``build()``, and move them
     in ``update(**values)``, which returns {label: text} for the readout."""
@@ -45,6 +79,7 @@ class Explorer:
         self.build()
         self.readout = ipywidgets.HTML()
         self.last = self.update(**self.values())
+        freeze_layout(self.fig)
 
     # -- for subclasses
     def build(self):
@@ -63,16 +98,26 @@ class Explorer:
         self.readout.value = f'<table class="roofline-readout">{rows}</table>'
 
     def refresh(self, *_):
-        """Read the controls, move the artists, redraw lazily."""
-        self.last = self.update(**self.values())
+        """Read the controls, move the artists, redraw lazily.
+
+        A combination the model refuses (ValueError, e.g. a causal mask with more
+        queries than keys) is shown in the readout and leaves the figure as it was.
+        """
+        try:
+            self.last = self.update(**self.values())
+        except ValueError as exc:
+            self.readout.value = f'<span style="color:#cf222e">{html.escape(str(exc))}</span>'
+            return None
         self._render_readout(self.last)
         self.fig.canvas.draw_idle()
         return self.last
 
     def widget(self):
         """Controls, readout and figure in one box, live in JupyterLab."""
-        for control in self.controls.values():
-            control.observe(self.refresh, names="value")
+        if not getattr(self, "_wired", False):  # a second widget() call must not double the callbacks
+            for control in self.controls.values():
+                control.observe(self.refresh, names="value")
+            self._wired = True
         self._render_readout(self.last)
         canvas = self.fig.canvas
         if isinstance(canvas, ipywidgets.DOMWidget):  # ipympl
@@ -100,3 +145,18 @@ class Explorer:
         """The figure at the controls' current (default) values, for readers without a kernel."""
         self.update(**self.values())
         return self.fig
+
+    def static_image(self, dpi=80):
+        """A PNG of the figure at the controls' current values, as an IPython Image.
+
+        Under ``%matplotlib widget`` displaying the figure itself shows a live canvas,
+        which a notebook viewer without a kernel cannot draw; a PNG always shows.
+        """
+        import io
+
+        from IPython.display import Image
+
+        self.update(**self.values())
+        buffer = io.BytesIO()
+        self.fig.savefig(buffer, format="png", dpi=dpi)
+        return Image(data=buffer.getvalue(), format="png")
