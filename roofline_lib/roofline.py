@@ -70,7 +70,8 @@ def estimate(workload, hw, dtype=None):
     for every part); all bytes move at the chip's memory bandwidth.
     """
     if not isinstance(workload, Workload):
-        raise ValueError(f"estimate() needs a Workload (from rl.matmul, rl.attention, ...), got {type(workload).__name__}")
+        raise ValueError("estimate() needs a Workload (from rl.matmul, rl.attention, ...), "
+                         f"got {type(workload).__name__}")
     hw = get_accelerator(hw)
     t_math = sum(p.flops / hw.peak_flops(dtype or p.dtype) for p in workload.leaves())
     t_mem = workload.bytes / hw.mem_bandwidth

@@ -60,7 +60,7 @@ def matmul_intensity(x=b_X, y=b_Y, z=b_Z):
 def dtype_bytes(dtype, b_dtype=None, out_dtype=None):
     """{b_X: .., b_Y: .., b_Z: ..} for a matmul in ``dtype`` (Y and Z default to it), as sympy numbers."""
     sizes = [bytes_per_element(d) for d in (dtype, b_dtype or dtype, out_dtype or dtype)]
-    return dict(zip((b_X, b_Y, b_Z), (sp.nsimplify(s) for s in sizes)))
+    return dict(zip((b_X, b_Y, b_Z), (sp.nsimplify(s) for s in sizes), strict=True))
 
 
 def matmul_intensity_for(dtype="bf16", b_dtype=None, out_dtype=None):

@@ -7,7 +7,7 @@ import importlib
 import math
 import numbers
 import pkgutil
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

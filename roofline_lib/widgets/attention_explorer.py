@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ipywidgets
 import numpy as np
+from matplotlib.ticker import EngFormatter
 
 from ..dtypes import bytes_per_element
 from ..hardware import get_accelerator
-from ..roofline import attainable_flops, estimate
+from ..roofline import estimate
 from ..workloads import attention
 from .base import Explorer, eng, log_slider
-from .roofline_explorer import COLOURS, RoofAxes
+from .roofline_explorer import COLOURS
 
 MODES = ("prefill (T = S)", "decode (T = 1)", "T and S free")
 LENGTH_RANGE = (1, 131072)
@@ -34,12 +35,13 @@ class AttentionExplorer(Explorer):
 
     ``mode`` ties the lengths: prefill sets S = T (the prompt attends to itself),
     decode sets T = 1 (one new token against a cache of S), free uses both sliders.
-    Left: the operating point on each chip's roof. Right: intensity against length
-    for prefill (x = T) and decode (x = S) at this G, with each chip's ridge.
+    The figure plots intensity against length for prefill (x = T) and decode (x = S)
+    at this G, with each chip's ridge point as a level; the readout gives the time
+    and the bound on each chip.
     """
 
     def __init__(self, chips=("A100", "H200"), heads=32, head_dim=128, dtype="bf16",
-                 mode=MODES[0], T=512, S=4096, G=4, batch=1, causal=False):
+                 mode=MODES[0], T=128, S=4096, G=4, batch=1, causal=False):
         self.chips = [get_accelerator(c) for c in chips]
         for hw in self.chips:
             hw.peak_flops(dtype)
@@ -58,28 +60,35 @@ class AttentionExplorer(Explorer):
             "mode": ipywidgets.ToggleButtons(options=MODES, value=mode),
             "causal": ipywidgets.Checkbox(value=causal, description="causal mask"),
         }
-        super().__init__(controls, figsize=(10, 4.5))
+        super().__init__(controls)
 
     def build(self):
-        left, right = self.fig.subplots(1, 2)
-        left.set_title("operating point on the roofline", fontsize=10)
-        self.roof = RoofAxes(left, len(self.chips))
-        self.roof.set_chips(self.chips, self.dtype)
-        right.set_xscale("log")
-        right.set_yscale("log")
-        right.set_xlim(*LENGTH_RANGE)
-        right.set_xlabel("length: T for prefill, S for decode")
-        right.set_ylabel("intensity (FLOP/byte)")
-        right.grid(True, alpha=0.3)
-        right.set_title("intensity against length", fontsize=10)
-        self.prefill_curve = right.plot([], [], color="black", lw=1.5, label="prefill (T = S)")[0]
-        self.decode_curve = right.plot([], [], color="black", ls="--", lw=1.5, label="decode (T = 1)")[0]
-        for slot, hw in enumerate(self.chips):
-            right.axhline(hw.ridge_point(self.dtype), color=COLOURS[slot], lw=1, label=f"{hw.name} ridge")
-        self.marker = right.plot([], [], "o", color="black", ms=8, zorder=5)[0]
-        right.set_ylim(0.5, 1e5)
-        right.legend(loc="upper left", fontsize=8)
-        self.right = right
+        # One axes, on purpose: intensity against length with each chip's ridge as a level.
+        # Above a chip's line the point is compute-bound there, below it memory-bound;
+        # a second (roofline) panel would double the cost of every redraw.
+        ax = self.fig.add_subplot()
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # "10 k" rather than mathtext 10^4: cheaper to draw
+            axis.set_major_formatter(EngFormatter())
+        ax.set_xlim(*LENGTH_RANGE)
+        ax.set_ylim(0.5, 1e5)
+        ax.set_xlabel("T for prefill (T = S), S for decode (T = 1)")
+        ax.set_ylabel(f"intensity (FLOP/byte, {self.dtype})")
+        ax.grid(True, alpha=0.3)
+        ax.set_title(f"attention, {self.heads} query heads, head dim {self.head_dim}", fontsize=10)
+        self.prefill_curve = ax.plot([], [], color="black", lw=1.5)[0]
+        self.decode_curve = ax.plot([], [], color="black", ls="--", lw=1.5)[0]
+        self.curve_note = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=8)
+        top = max(hw.ridge_point(self.dtype) for hw in self.chips)
+        for slot, hw in enumerate(self.chips):  # direct labels: a legend re-packs itself on every draw
+            ridge = hw.ridge_point(self.dtype)
+            ax.axhline(ridge, color=COLOURS[slot], lw=1.2)
+            ax.annotate(f"{hw.name} ridge {ridge:.0f}: above it compute-bound", (LENGTH_RANGE[1], ridge),
+                        ha="right", fontsize=8, va="bottom" if ridge == top else "top", color=COLOURS[slot],
+                        textcoords="offset points", xytext=(-2, 2 if ridge == top else -2))
+        self.marker = ax.plot([], [], "o", color="tab:red", ms=9, mec="black", zorder=5)[0]
+        self.ax = ax
 
     def lengths_for(self, mode, T, S):
         """The (T, S) a mode implies from the slider values."""
@@ -103,23 +112,24 @@ class AttentionExplorer(Explorer):
         w = self._workload(T, S, G, batch, causal)  # ValueError for causal with T > S
         intensity = float(w.intensity)
         key = (G, bool(causal))
-        if key != self._curves_for:  # the curves depend on G and the mask only
+        if key != self._curves_for:  # the curves depend on G and the mask only (not on batch)
             x = self.lengths
             self.prefill_curve.set_data(x, self._workload(x, x, G, 1, causal).intensity)
             self.decode_curve.set_data(x, self._workload(1, x, G, 1, causal).intensity)
+            mask = ", causal" if causal else ""
+            self.curve_note.set_text(f"solid: prefill, T = S (G = {G}{mask})\ndashed: decode, T = 1 (G = {G}{mask})")
             self._curves_for = key
-        self.marker.set_data([T if mode != MODES[1] else S], [intensity])
-        self.roof.set_cursor(intensity)
+        self.marker.set_data([S if mode == MODES[1] else T], [intensity])
         kv_heads = self.heads // G
         readout = {
             "shape": f"B={batch}, H={self.heads}, H_kv={kv_heads} (G={G}), T={T}, S={S}, d={self.head_dim}"
                      + (", causal" if causal else ""),
             "FLOPs, bytes": f"{eng(float(w.flops), 'FLOP')}, {eng(float(w.bytes), 'B')}",
-            "intensity": f"{intensity:.4g} FLOP/B ({self.dtype}) = {intensity * bytes_per_element(self.dtype):.4g} FLOP/element",
+            "intensity": f"{intensity:.4g} FLOP/B ({self.dtype}) = "
+                         f"{intensity * bytes_per_element(self.dtype):.4g} FLOP/element",
         }
-        for slot, hw in enumerate(self.chips):
+        for hw in self.chips:
             est = estimate(w, hw)
-            self.roof.set_point(slot, intensity, float(attainable_flops(intensity, hw, self.dtype)))
             readout[hw.name] = (f"{eng(float(est.lower), 's')}, {est.bound}-bound "
                                 f"(ridge {hw.ridge_point(self.dtype):.0f} FLOP/B)")
         return readout

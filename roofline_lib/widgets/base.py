@@ -112,12 +112,17 @@ class Explorer:
         self.fig.canvas.draw_idle()
         return self.last
 
-    def widget(self):
-        """Controls, readout and figure in one box, live in JupyterLab."""
-        if not getattr(self, "_wired", False):  # a second widget() call must not double the callbacks
+    def connect(self):
+        """Make every control call ``refresh`` when its value changes (once, however often called)."""
+        if not getattr(self, "_wired", False):
             for control in self.controls.values():
                 control.observe(self.refresh, names="value")
             self._wired = True
+        return self
+
+    def widget(self):
+        """Controls, readout and figure in one box, live in JupyterLab."""
+        self.connect()
         self._render_readout(self.last)
         canvas = self.fig.canvas
         if isinstance(canvas, ipywidgets.DOMWidget):  # ipympl

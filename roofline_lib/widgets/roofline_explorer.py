@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipywidgets
 import numpy as np
+from matplotlib.ticker import EngFormatter
 
 from ..hardware import get_accelerator, list_accelerators
 from ..plotting import format_axes
@@ -30,6 +31,9 @@ class RoofAxes:
         self.ax = ax
         self.x = np.geomspace(*intensity_range, points)
         format_axes(ax)
+        # The unit once in the label, not on every tick: text is most of the cost of a redraw.
+        ax.yaxis.set_major_formatter(EngFormatter())
+        ax.set_ylabel("attainable throughput (FLOP/s)")
         ax.set_xlim(*intensity_range)
         self.roofs, self.achieved, self.ridges, self.ridge_labels, self.points = [], [], [], [], []
         for slot in range(n_slots):
@@ -37,10 +41,13 @@ class RoofAxes:
             self.roofs.append(ax.plot([], [], color=colour, lw=2)[0])
             self.achieved.append(ax.plot([], [], "--", color=colour, lw=1.2)[0])
             self.ridges.append(ax.plot([], [], "o", color=colour, ms=5)[0])
-            self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points", xytext=(4, 6),
-                                                 fontsize=8, color=colour))
+            self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points", xytext=(-4, 6 + 11 * slot),
+                                                 fontsize=8, color=colour, ha="right"))
             self.points.append(ax.plot([], [], "s", color=colour, ms=9, mec="black", zorder=5)[0])
         self.cursor = ax.axvline(1, color="0.35", ls=":", lw=1)
+        # Direct labels instead of a legend: a legend re-packs its boxes on every draw.
+        self.note = ax.text(0.99, 0.02, "", transform=ax.transAxes, ha="right", va="bottom", fontsize=8,
+                            color="0.3")
         self.chips = []
 
     def set_chips(self, chips, dtype, achieved=False):
@@ -59,7 +66,7 @@ class RoofAxes:
                 ridge = hw.ridge_point(dtype)
                 self.ridges[slot].set_data([ridge], [hw.peak_flops(dtype)])
                 self.ridge_labels[slot].xy = (ridge, hw.peak_flops(dtype))
-                self.ridge_labels[slot].set_text(f"ridge {ridge:.0f}")
+                self.ridge_labels[slot].set_text(f"{hw.name} ridge {ridge:.0f}")
                 tops.append(hw.peak_flops(dtype))
             else:
                 roof.set_data([], [])
@@ -77,8 +84,11 @@ class RoofAxes:
         if not tops:
             raise ValueError(f"none of {', '.join(c.name for c in chips)} has a {dtype} peak")
         lowest_bw = min(c.mem_bandwidth for c in chips)
-        self.ax.set_ylim(lowest_bw * self.x[0], 2 * max(tops))
-        self.ax.legend(loc="lower right", fontsize=8)
+        self.ax.set_ylim(lowest_bw * self.x[0], 3 * max(tops))
+        notes = [f"{hw.name}: no {dtype} peak" for hw in chips if dtype not in hw.peak_flops_by_dtype]
+        if any(len(line.get_xdata()) for line in self.achieved):
+            notes.append("dashed: published measured ceilings")
+        self.note.set_text("\n".join(notes))
         self.chips = chips
         return chips
 
