@@ -10,7 +10,8 @@ from .base import Explorer, eng, log_slider
 
 __all__ = ["Explorer", "eng", "log_slider"]
 from .attention_explorer import AttentionExplorer  # noqa: E402
+from .base import freeze_layout, snapshot  # noqa: E402
 from .matmul_explorer import MatmulExplorer  # noqa: E402
 from .roofline_explorer import RoofAxes, RooflineExplorer  # noqa: E402
 
-__all__ += ["AttentionExplorer", "MatmulExplorer", "RoofAxes", "RooflineExplorer"]
+__all__ += ["AttentionExplorer", "MatmulExplorer", "RoofAxes", "RooflineExplorer", "freeze_layout", "snapshot"]

@@ -152,16 +152,25 @@ class Explorer:
         return self.fig
 
     def static_image(self, dpi=80):
-        """A PNG of the figure at the controls' current values, as an IPython Image.
-
-        Under ``%matplotlib widget`` displaying the figure itself shows a live canvas,
-        which a notebook viewer without a kernel cannot draw; a PNG always shows.
-        """
-        import io
-
-        from IPython.display import Image
-
+        """A PNG of the figure at the controls' current values (see ``snapshot``)."""
         self.update(**self.values())
-        buffer = io.BytesIO()
-        self.fig.savefig(buffer, format="png", dpi=dpi)
-        return Image(data=buffer.getvalue(), format="png")
+        return snapshot(self.fig, dpi=dpi, close=False)
+
+
+def snapshot(fig, dpi=80, close=True):
+    """The figure as a PNG (an IPython Image), closed afterwards unless ``close=False``.
+
+    Under ``%matplotlib widget`` displaying a figure shows a live canvas, which a
+    notebook viewer without a kernel (GitHub, exported HTML) cannot draw; a PNG
+    always shows. Create the figure inside ``with plt.ioff():`` so that it is not
+    also displayed live.
+    """
+    import io
+
+    from IPython.display import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    if close:
+        plt.close(fig)
+    return Image(data=buffer.getvalue(), format="png")
