@@ -1,7 +1,10 @@
 """The explorers' update functions, without a browser: on the Agg canvas they must move the
 artists, change the readout, agree with the library, and refuse bad input with ValueError."""
 
+import io
+
 import matplotlib
+import matplotlib.image
 
 matplotlib.use("Agg")
 
@@ -51,7 +54,11 @@ def test_main_slider_is_an_ipywidgets_slider_and_moves_the_readout(cls, slider):
     before = explorer.readout.value
     control.value = control.value * 8  # the observer runs refresh, as a drag in JupyterLab does
     assert explorer.readout.value != before
-    assert explorer.static_image().data[:8] == b"\x89PNG\r\n\x1a\n"
+    png = explorer.static_image().data
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # the snapshot is the whole figure (axes, ticks, roofs), not just the moving artists
+    drawn = matplotlib.image.imread(io.BytesIO(png))[..., :3] < 0.9
+    assert drawn.mean() > 0.02
 
 
 # ------------------------------------------------------------------ roofline
@@ -187,3 +194,30 @@ def test_attention_refuses_bad_input_and_shows_it_in_the_readout():
     explorer.controls["S"].value = 16
     explorer.controls["T"].value = 64  # more queries than keys under a mask: refused, shown
     assert "causal" in explorer.readout.value and "color:#cf222e" in explorer.readout.value
+
+
+# ------------------------------------------------------------------ the cached static layer
+
+def _pixels(fig):
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+@pytest.mark.parametrize("cls,changes", [
+    (RooflineExplorer, [("intensity", 3.0), ("chip_b", "TPU v5e"), ("intensity", 700.0), ("achieved", False)]),
+    (MatmulExplorer, [("M", 2048), ("dtype", "fp8 in, bf16 out"), ("N", 256)]),
+    (AttentionExplorer, [("T", 4096), ("G", 8), ("mode", "decode (T = 1)"), ("S", 64), ("causal", True)]),
+])
+def test_cached_redraw_equals_a_full_draw(cls, changes):
+    """After every change (moving artists, or static ones such as roofs and curves), the picture drawn
+    from the cached background is pixel for pixel the one a plain full draw gives."""
+    explorer = cls().connect()
+    for name, value in changes:
+        explorer.controls[name].value = value
+        cached = _pixels(explorer.fig)
+        moving, explorer.fig.moving = explorer.fig.moving, []  # a plain matplotlib draw
+        full = _pixels(explorer.fig)
+        explorer.fig.moving = moving
+        assert np.array_equal(cached, full), (name, value)
+    explorer.fig.savefig(io.BytesIO(), format="svg")  # a vector renderer takes the plain path
+    assert np.array_equal(_pixels(explorer.fig), full)

@@ -10,7 +10,7 @@ from ..dtypes import bytes_per_element
 from ..hardware import get_accelerator
 from ..roofline import estimate
 from ..workloads import attention
-from .base import Explorer, eng, log_slider
+from .base import Explorer, eng, invalidate_background, log_slider, moving
 from .roofline_explorer import COLOURS
 
 MODES = ("prefill (T = S)", "decode (T = 1)", "T and S free")
@@ -73,10 +73,10 @@ class AttentionExplorer(Explorer):
             axis.set_major_formatter(EngFormatter())
         ax.set_xlim(*LENGTH_RANGE)
         ax.set_ylim(0.5, 1e5)
-        ax.set_xlabel("T for prefill (T = S), S for decode (T = 1)")
+        ax.set_xlabel("T (prefill) or S (decode)")
         ax.set_ylabel(f"intensity (FLOP/byte, {self.dtype})")
         ax.grid(True, alpha=0.3)
-        ax.set_title(f"attention, {self.heads} query heads, head dim {self.head_dim}", fontsize=10)
+        ax.set_title(f"attention, H = {self.heads}, d = {self.head_dim}", fontsize=10)
         self.prefill_curve = ax.plot([], [], color="black", lw=1.5)[0]
         self.decode_curve = ax.plot([], [], color="black", ls="--", lw=1.5)[0]
         self.curve_note = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=8)
@@ -84,10 +84,11 @@ class AttentionExplorer(Explorer):
         for slot, hw in enumerate(self.chips):  # direct labels: a legend re-packs itself on every draw
             ridge = hw.ridge_point(self.dtype)
             ax.axhline(ridge, color=COLOURS[slot], lw=1.2)
-            ax.annotate(f"{hw.name} ridge {ridge:.0f}: above it compute-bound", (LENGTH_RANGE[1], ridge),
+            ax.annotate(f"{hw.name} ridge {ridge:.0f}", (LENGTH_RANGE[1], ridge),
                         ha="right", fontsize=8, va="bottom" if ridge == top else "top", color=COLOURS[slot],
                         textcoords="offset points", xytext=(-2, 2 if ridge == top else -2))
         self.marker = ax.plot([], [], "o", color="tab:red", ms=9, mec="black", zorder=5)[0]
+        moving(self.fig, self.marker)
         self.ax = ax
 
     def lengths_for(self, mode, T, S):
@@ -117,8 +118,9 @@ class AttentionExplorer(Explorer):
             self.prefill_curve.set_data(x, self._workload(x, x, G, 1, causal).intensity)
             self.decode_curve.set_data(x, self._workload(1, x, G, 1, causal).intensity)
             mask = ", causal" if causal else ""
-            self.curve_note.set_text(f"solid: prefill, T = S (G = {G}{mask})\ndashed: decode, T = 1 (G = {G}{mask})")
+            self.curve_note.set_text(f"G = {G}{mask}\nsolid: prefill, T = S\ndashed: decode, T = 1")
             self._curves_for = key
+            invalidate_background(self.fig)
         self.marker.set_data([S if mode == MODES[1] else T], [intensity])
         kv_heads = self.heads // G
         readout = {

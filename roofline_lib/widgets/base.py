@@ -8,6 +8,9 @@ import math
 
 import ipywidgets
 from matplotlib import pyplot as plt
+from matplotlib.backend_bases import DrawEvent
+from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, NullLocator
 from matplotlib.transforms import offset_copy
 
@@ -67,6 +70,67 @@ def freeze_layout(fig):
             ax.set_title(ax.get_title(), y=ax.title.get_position()[1], fontsize=ax.title.get_fontsize())
 
 
+class LayeredFigure(Figure):
+    """A figure that keeps what does not move as a bitmap, and paints only ``moving`` artists over it.
+
+    A slider moves a marker and a line; the axes, ticks, labels and roofs stay put,
+    yet a plain draw re-renders all of them, and text rendering is most of the
+    cost. Here the first draw renders everything except ``moving`` and keeps a
+    copy of the pixels; later draws restore that copy and draw the moving artists
+    on top. Every draw still yields the whole picture (ipympl asks for full frames).
+    The copy is remade when the canvas size or dpi changes, and whenever
+    ``invalidate_background()`` is called, which an explorer must do after
+    changing anything that is not in ``moving``. Moving artists must lie above
+    the static ones (high zorder), so the result equals a full draw.
+    ``savefig`` and any renderer other than the canvas's own Agg one get a
+    plain full draw.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.moving = []
+        self._background = None
+
+    def invalidate_background(self):
+        self._background = None
+
+    def draw(self, renderer):
+        canvas_renderer = getattr(self.canvas, "renderer", None)
+        if (not self.moving or self.canvas.is_saving()  # savefig may draw with drawing switched off
+                or not isinstance(renderer, RendererAgg) or renderer is not canvas_renderer):
+            return super().draw(renderer)
+        key = (renderer.width, renderer.height, self.dpi)
+        if self._background is None or self._background[0] != key:
+            shown = [artist.get_visible() for artist in self.moving]
+            for artist in self.moving:
+                artist.set_visible(False)
+            try:
+                super().draw(renderer)
+            finally:
+                for artist, visible in zip(self.moving, shown, strict=True):
+                    artist.set_visible(visible)
+            self._background = (key, renderer.copy_from_bbox(self.bbox))
+        else:
+            renderer.restore_region(self._background[1])
+        for artist in sorted(self.moving, key=lambda a: a.get_zorder()):
+            if artist.get_visible():
+                artist.draw(renderer)
+        self.stale = False
+        DrawEvent("draw_event", self.canvas, renderer)._process()
+
+
+def invalidate_background(fig):
+    """Tell a LayeredFigure that its static layer changed (a no-op for other figures)."""
+    if isinstance(fig, LayeredFigure):
+        fig.invalidate_background()
+
+
+def moving(fig, *artists):
+    """Register ``artists`` as the ones a LayeredFigure repaints on every draw."""
+    if isinstance(fig, LayeredFigure):
+        fig.moving.extend(artists)
+
+
 class Explorer:
     """Base of an explorer: subclasses set ``self.fig`` and artists in ``build()``, and move them
     in ``update(**values)``, which returns {label: text} for the readout."""
@@ -75,11 +139,12 @@ class Explorer:
         self.controls = dict(controls)
         self.figsize = figsize
         with plt.ioff():  # the figure is shown by widget() or static_figure(), not on creation
-            self.fig = plt.figure(figsize=figsize, layout="constrained")
-        self.build()
+            self.fig = plt.figure(figsize=figsize, layout="constrained", FigureClass=LayeredFigure)
+        self.build()  # a subclass lists the artists its update() moves in self.fig.moving
         self.readout = ipywidgets.HTML()
         self.last = self.update(**self.values())
         freeze_layout(self.fig)
+        invalidate_background(self.fig)
 
     # -- for subclasses
     def build(self):

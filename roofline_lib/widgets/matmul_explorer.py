@@ -8,7 +8,7 @@ import numpy as np
 from ..hardware import get_accelerator
 from ..roofline import attainable_flops, estimate
 from ..workloads import matmul
-from .base import Explorer, eng, log_slider
+from .base import Explorer, eng, log_slider, moving
 from .roofline_explorer import RoofAxes
 
 # label -> (dtype of X, dtype of Y, dtype of Z); the compute dtype is X's
@@ -58,9 +58,10 @@ class MatmulExplorer(Explorer):
         ax = self.fig.add_subplot()
         ax.set_title("matmul X[M,K] @ Y[K,N] -> Z[M,N]", fontsize=10)
         self.roof = RoofAxes(ax, len(self.chips))
-        self.limit_line = ax.axvline(1, color="0.5", ls="--", lw=1)
+        self.limit_line = ax.axvline(1, color="0.5", ls="--", lw=1, zorder=4)
         self.limit_label = ax.annotate("", (1, 0.02), xycoords=("data", "axes fraction"), rotation=90,
-                                       fontsize=8, color="0.4", xytext=(3, 0), textcoords="offset points")
+                                       fontsize=8, color="0.4", xytext=(3, 0), textcoords="offset points", zorder=4)
+        moving(self.fig, self.limit_line, self.limit_label)
 
     def critical_M(self, label, hw, N, K):
         """M at which this matmul reaches ``hw``'s ridge, or None if no M does."""

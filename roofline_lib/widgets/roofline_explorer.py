@@ -13,7 +13,7 @@ from matplotlib.ticker import EngFormatter
 from ..hardware import get_accelerator, list_accelerators
 from ..plotting import format_axes
 from ..roofline import attainable_flops
-from .base import Explorer, eng, log_slider
+from .base import Explorer, eng, invalidate_background, log_slider, moving
 
 INTENSITY_RANGE = (0.1, 1e4)
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
@@ -44,11 +44,12 @@ class RoofAxes:
             self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points", xytext=(-4, 6 + 11 * slot),
                                                  fontsize=8, color=colour, ha="right"))
             self.points.append(ax.plot([], [], "s", color=colour, ms=9, mec="black", zorder=5)[0])
-        self.cursor = ax.axvline(1, color="0.35", ls=":", lw=1)
+        self.cursor = ax.axvline(1, color="0.35", ls=":", lw=1, zorder=4)
         # Direct labels instead of a legend: a legend re-packs its boxes on every draw.
         self.note = ax.text(0.99, 0.02, "", transform=ax.transAxes, ha="right", va="bottom", fontsize=8,
                             color="0.3")
         self.chips = []
+        moving(ax.figure, *self.points, self.cursor)
 
     def set_chips(self, chips, dtype, achieved=False):
         """Draw the roofs of ``chips`` (names or Accelerators) for ``dtype``; a chip without that
@@ -90,6 +91,7 @@ class RoofAxes:
             notes.append("dashed: published measured ceilings")
         self.note.set_text("\n".join(notes))
         self.chips = chips
+        invalidate_background(self.ax.figure)
         return chips
 
     def set_point(self, slot, intensity, throughput):
