@@ -48,12 +48,8 @@ from roofline_lib.widgets import AttentionExplorer, MatmulExplorer, RooflineExpl
 def naive_roofline(fig, intensity, chips=("A100", "H200"), dtype="bf16"):
     fig.clear()
     ax = fig.add_subplot()
-    rl.plotting.roofline_plot(chips, dtype, workloads=[("point", rl.elementwise(1, flops_per_element=1))],
-                              achieved=True, ax=ax)
-    ax.lines[-1].remove()  # replace the placeholder workload by the slider's intensity
-    for hw in chips:
-        ax.plot([intensity], [rl.attainable_flops(intensity, hw, dtype)], "s", ms=9)
-    ax.axvline(intensity, ls=":", color="0.35")
+    point = rl.Workload("operating point", flops=float(intensity), bytes=1.0)  # any workload of that intensity
+    rl.plotting.roofline_plot(chips, dtype, workloads=[point], achieved=True, ax=ax)
     fig.canvas.draw()
 
 
