@@ -6,8 +6,11 @@ browser; ``.widget()`` wires it to ipywidgets for JupyterLab (with
 ``%matplotlib widget`` the figure itself is an ipympl widget).
 """
 
-from .base import Explorer, eng, log_slider
+from .attention_explorer import AttentionExplorer
+from .base import Explorer, eng, freeze_layout, log_slider, snapshot
 from .llm_explorer import LLMExplorer
+from .matmul_explorer import MatmulExplorer
+from .roofline_explorer import RoofAxes, RooflineExplorer
 
-__all__ = ["Explorer", "eng", "log_slider"]
-__all__ += ["LLMExplorer"]
+__all__ = ["AttentionExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "RoofAxes", "RooflineExplorer",
+           "eng", "freeze_layout", "log_slider", "snapshot"]

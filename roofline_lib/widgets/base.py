@@ -8,7 +8,11 @@ import math
 
 import ipywidgets
 from matplotlib import pyplot as plt
-from matplotlib.ticker import EngFormatter
+from matplotlib.backend_bases import DrawEvent
+from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter, NullLocator
+from matplotlib.transforms import offset_copy
 
 
 def eng(value, unit="", places=3):
@@ -33,6 +37,100 @@ def log_slider(description, low, high, value, *, base=10, step=None, readout_for
     )
 
 
+def freeze_layout(fig):
+    """Lay ``fig`` out once and keep that layout, so a redraw only paints.
+
+    Every slider event redraws the whole figure (ipympl has no blitting), and on
+    log axes most of a draw is spent on things that never move: re-solving the
+    constrained layout, drawing dozens of minor ticks, and re-measuring every tick
+    label to place the titles and axis labels. After one full draw we pin the
+    titles and labels where the automatic placement put them (in points from
+    their axes, so a change of dpi keeps them right) and drop the minor ticks.
+    """
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_minor_locator(NullLocator())
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    fig.canvas.draw()
+    to_points = 72 / fig.dpi
+    for ax in fig.axes:
+        box = ax.get_window_extent()
+        x_label = ax.xaxis.label.get_window_extent()
+        y_label = ax.yaxis.label.get_window_extent()
+        if ax.xaxis.label.get_text():
+            dy = (x_label.y1 - box.y0) * to_points  # the label hangs from its top edge
+            ax.xaxis.set_label_coords(0.5, 0, transform=offset_copy(ax.transAxes, fig=fig, y=dy, units="points"))
+        if ax.yaxis.label.get_text():
+            dx = (y_label.x1 - box.x0) * to_points  # rotated: its anchor is its right edge
+            ax.yaxis.set_label_coords(0, 0.5, transform=offset_copy(ax.transAxes, fig=fig, x=dx, units="points"))
+        if ax.get_title():
+            ax.set_title(ax.get_title(), y=ax.title.get_position()[1], fontsize=ax.title.get_fontsize())
+
+
+class LayeredFigure(Figure):
+    """A figure that keeps what does not move as a bitmap, and paints only ``moving`` artists over it.
+
+    A slider moves a marker and a line; the axes, ticks, labels and roofs stay put,
+    yet a plain draw re-renders all of them, and text rendering is most of the
+    cost. Here the first draw renders everything except ``moving`` and keeps a
+    copy of the pixels; later draws restore that copy and draw the moving artists
+    on top. Every draw still yields the whole picture (ipympl asks for full frames).
+    The copy is remade when the canvas size or dpi changes, and whenever
+    ``invalidate_background()`` is called, which an explorer must do after
+    changing anything that is not in ``moving``. Moving artists must lie above
+    the static ones (high zorder), so the result equals a full draw.
+    ``savefig`` and any renderer other than the canvas's own Agg one get a
+    plain full draw.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.moving = []
+        self._background = None
+
+    def invalidate_background(self):
+        self._background = None
+
+    def draw(self, renderer):
+        canvas_renderer = getattr(self.canvas, "renderer", None)
+        if (not self.moving or self.canvas.is_saving()  # savefig may draw with drawing switched off
+                or not isinstance(renderer, RendererAgg) or renderer is not canvas_renderer):
+            return super().draw(renderer)
+        key = (renderer.width, renderer.height, self.dpi)
+        if self._background is None or self._background[0] != key:
+            shown = [artist.get_visible() for artist in self.moving]
+            for artist in self.moving:
+                artist.set_visible(False)
+            try:
+                super().draw(renderer)
+            finally:
+                for artist, visible in zip(self.moving, shown, strict=True):
+                    artist.set_visible(visible)
+            self._background = (key, renderer.copy_from_bbox(self.bbox))
+        else:
+            renderer.restore_region(self._background[1])
+        for artist in sorted(self.moving, key=lambda a: a.get_zorder()):
+            if artist.get_visible():
+                artist.draw(renderer)
+        self.stale = False
+        DrawEvent("draw_event", self.canvas, renderer)._process()
+
+
+def invalidate_background(fig):
+    """Tell a LayeredFigure that its static layer changed (a no-op for other figures)."""
+    if isinstance(fig, LayeredFigure):
+        fig.invalidate_background()
+
+
+def moving(fig, *artists):
+    """Register ``artists`` as the ones a LayeredFigure repaints on every draw."""
+    if isinstance(fig, LayeredFigure):
+        fig.moving.extend(artists)
+
+
 class Explorer:
     """Base of an explorer: subclasses set ``self.fig`` and artists in ``build()``, and move them
     in ``update(**values)``, which returns {label: text} for the readout."""
@@ -41,10 +139,12 @@ class Explorer:
         self.controls = dict(controls)
         self.figsize = figsize
         with plt.ioff():  # the figure is shown by widget() or static_figure(), not on creation
-            self.fig = plt.figure(figsize=figsize, layout="constrained")
-        self.build()
+            self.fig = plt.figure(figsize=figsize, layout="constrained", FigureClass=LayeredFigure)
+        self.build()  # a subclass lists the artists its update() moves in self.fig.moving
         self.readout = ipywidgets.HTML()
         self.last = self.update(**self.values())
+        freeze_layout(self.fig)
+        invalidate_background(self.fig)
 
     # -- for subclasses
     def build(self):
@@ -63,16 +163,31 @@ class Explorer:
         self.readout.value = f'<table class="roofline-readout">{rows}</table>'
 
     def refresh(self, *_):
-        """Read the controls, move the artists, redraw lazily."""
-        self.last = self.update(**self.values())
+        """Read the controls, move the artists, redraw lazily.
+
+        A combination the model refuses (ValueError, e.g. a causal mask with more
+        queries than keys) is shown in the readout and leaves the figure as it was.
+        """
+        try:
+            self.last = self.update(**self.values())
+        except ValueError as exc:
+            self.readout.value = f'<span style="color:#cf222e">{html.escape(str(exc))}</span>'
+            return None
         self._render_readout(self.last)
         self.fig.canvas.draw_idle()
         return self.last
 
+    def connect(self):
+        """Make every control call ``refresh`` when its value changes (once, however often called)."""
+        if not getattr(self, "_wired", False):
+            for control in self.controls.values():
+                control.observe(self.refresh, names="value")
+            self._wired = True
+        return self
+
     def widget(self):
         """Controls, readout and figure in one box, live in JupyterLab."""
-        for control in self.controls.values():
-            control.observe(self.refresh, names="value")
+        self.connect()
         self._render_readout(self.last)
         canvas = self.fig.canvas
         if isinstance(canvas, ipywidgets.DOMWidget):  # ipympl
@@ -100,3 +215,27 @@ class Explorer:
         """The figure at the controls' current (default) values, for readers without a kernel."""
         self.update(**self.values())
         return self.fig
+
+    def static_image(self, dpi=80):
+        """A PNG of the figure at the controls' current values (see ``snapshot``)."""
+        self.update(**self.values())
+        return snapshot(self.fig, dpi=dpi, close=False)
+
+
+def snapshot(fig, dpi=80, close=True):
+    """The figure as a PNG (an IPython Image), closed afterwards unless ``close=False``.
+
+    Under ``%matplotlib widget`` displaying a figure shows a live canvas, which a
+    notebook viewer without a kernel (GitHub, exported HTML) cannot draw; a PNG
+    always shows. Create the figure inside ``with plt.ioff():`` so that it is not
+    also displayed live.
+    """
+    import io
+
+    from IPython.display import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    if close:
+        plt.close(fig)
+    return Image(data=buffer.getvalue(), format="png")

@@ -1,0 +1,173 @@
+"""The roofline of two chips side by side, and an operating point moved by an intensity slider.
+
+``RoofAxes`` draws the roofs once and moves them in place; the matmul and
+attention explorers reuse it to place their own operating points.
+"""
+
+from __future__ import annotations
+
+import ipywidgets
+import numpy as np
+from matplotlib.ticker import EngFormatter
+
+from ..hardware import get_accelerator, list_accelerators
+from ..plotting import format_axes
+from ..roofline import attainable_flops
+from .base import Explorer, eng, invalidate_background, log_slider, moving
+
+INTENSITY_RANGE = (0.1, 1e4)
+COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
+
+
+def bound_of(intensity, hw, dtype):
+    """'memory' below the chip's ridge point, 'compute' at or above it."""
+    return "compute" if intensity >= hw.ridge_point(dtype) else "memory"
+
+
+class RoofAxes:
+    """The roofs of a few chips on one log-log axes, built once; ``set_chips`` and ``set_points`` move them."""
+
+    def __init__(self, ax, n_slots, intensity_range=INTENSITY_RANGE, points=200):
+        self.ax = ax
+        self.x = np.geomspace(*intensity_range, points)
+        format_axes(ax)
+        # The unit once in the label, not on every tick: text is most of the cost of a redraw.
+        ax.yaxis.set_major_formatter(EngFormatter())
+        ax.set_ylabel("attainable throughput (FLOP/s)")
+        ax.set_xlim(*intensity_range)
+        self.roofs, self.achieved, self.ridges, self.ridge_labels, self.points = [], [], [], [], []
+        for slot in range(n_slots):
+            colour = COLOURS[slot % len(COLOURS)]
+            self.roofs.append(ax.plot([], [], color=colour, lw=2)[0])
+            self.achieved.append(ax.plot([], [], "--", color=colour, lw=1.2)[0])
+            self.ridges.append(ax.plot([], [], "o", color=colour, ms=5)[0])
+            self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points", xytext=(-4, 6 + 11 * slot),
+                                                 fontsize=8, color=colour, ha="right"))
+            self.points.append(ax.plot([], [], "s", color=colour, ms=9, mec="black", zorder=5)[0])
+        self.cursor = ax.axvline(1, color="0.35", ls=":", lw=1, zorder=4)
+        # Direct labels instead of a legend: a legend re-packs its boxes on every draw.
+        self.note = ax.text(0.99, 0.02, "", transform=ax.transAxes, ha="right", va="bottom", fontsize=8,
+                            color="0.3")
+        self.chips = []
+        moving(ax.figure, *self.points, self.cursor)
+
+    def set_chips(self, chips, dtype, achieved=False):
+        """Draw the roofs of ``chips`` (names or Accelerators) for ``dtype``; a chip without that
+        dtype leaves its slot empty. Returns the chips as Accelerators."""
+        chips = [get_accelerator(c) for c in chips]
+        if len(chips) > len(self.roofs):
+            raise ValueError(f"at most {len(self.roofs)} chips fit this figure, got {len(chips)}")
+        tops = []
+        for slot, roof in enumerate(self.roofs):
+            hw = chips[slot] if slot < len(chips) else None
+            has = hw is not None and dtype in hw.peak_flops_by_dtype
+            if has:
+                roof.set_data(self.x, attainable_flops(self.x, hw, dtype))
+                roof.set_label(f"{hw.name} ({dtype})")
+                ridge = hw.ridge_point(dtype)
+                self.ridges[slot].set_data([ridge], [hw.peak_flops(dtype)])
+                self.ridge_labels[slot].xy = (ridge, hw.peak_flops(dtype))
+                self.ridge_labels[slot].set_text(f"{hw.name} ridge {ridge:.0f}")
+                tops.append(hw.peak_flops(dtype))
+            else:
+                roof.set_data([], [])
+                roof.set_label(f"_{hw.name if hw else 'empty'}")  # leading _ hides it from the legend
+                self.ridges[slot].set_data([], [])
+                self.ridge_labels[slot].set_text("")
+            real = hw.achieved() if has and achieved and hw.measured else None
+            if real is not None and dtype in real.peak_flops_by_dtype:
+                self.achieved[slot].set_data(self.x, attainable_flops(self.x, real, dtype))
+                self.achieved[slot].set_label(f"{hw.name} measured ceilings")
+            else:
+                self.achieved[slot].set_data([], [])
+                self.achieved[slot].set_label("_none")
+            self.points[slot].set_data([], [])
+        if not tops:
+            raise ValueError(f"none of {', '.join(c.name for c in chips)} has a {dtype} peak")
+        lowest_bw = min(c.mem_bandwidth for c in chips)
+        self.ax.set_ylim(lowest_bw * self.x[0], 3 * max(tops))
+        notes = [f"{hw.name}: no {dtype} peak" for hw in chips if dtype not in hw.peak_flops_by_dtype]
+        if any(len(line.get_xdata()) for line in self.achieved):
+            notes.append("dashed: published measured ceilings")
+        self.note.set_text("\n".join(notes))
+        self.chips = chips
+        invalidate_background(self.ax.figure)
+        return chips
+
+    def set_point(self, slot, intensity, throughput):
+        """Put slot's marker at (intensity, throughput); ``throughput=None`` hides it."""
+        if throughput is None:
+            self.points[slot].set_data([], [])
+        else:
+            self.points[slot].set_data([intensity], [throughput])
+
+    def set_cursor(self, intensity):
+        self.cursor.set_xdata([intensity, intensity])
+
+
+def chip_dtypes(*chips):
+    """Dtypes that every one of ``chips`` has a peak for, in the first chip's order."""
+    chips = [get_accelerator(c) for c in chips]
+    return [d for d in chips[0].dtypes if all(d in c.peak_flops_by_dtype for c in chips[1:])]
+
+
+class RooflineExplorer(Explorer):
+    """Move an operating point's intensity and watch where it meets each chip's roof.
+
+    Controls: intensity (log slider, FLOP/byte), two chips from data/, a dtype both
+    have, and whether to draw the published measured ("achieved") ceilings.
+    """
+
+    def __init__(self, chip_a="A100", chip_b="H200", dtype="bf16", intensity=50.0, achieved=True):
+        names = list_accelerators()
+        chip_a, chip_b = get_accelerator(chip_a).name, get_accelerator(chip_b).name
+        if dtype not in chip_dtypes(chip_a, chip_b):
+            raise ValueError(f"{chip_a} and {chip_b} do not both have a {dtype} peak; "
+                             f"common dtypes: {', '.join(chip_dtypes(chip_a, chip_b))}")
+        controls = {
+            "intensity": log_slider("intensity (FLOP/B)", INTENSITY_RANGE[0], INTENSITY_RANGE[1], intensity),
+            "chip_a": ipywidgets.Dropdown(options=names, value=chip_a, description="chip A"),
+            "chip_b": ipywidgets.Dropdown(options=names, value=chip_b, description="chip B"),
+            "dtype": ipywidgets.Dropdown(options=chip_dtypes(chip_a, chip_b), value=dtype, description="dtype"),
+            "achieved": ipywidgets.Checkbox(value=achieved, description="measured ceilings"),
+        }
+        self._drawn = None  # (chips, dtype, achieved) the roofs currently show
+        super().__init__(controls)
+        for name in ("chip_a", "chip_b"):  # keep the dtype list to what both chips have
+            controls[name].observe(self._refresh_dtypes, names="value")
+
+    def _refresh_dtypes(self, *_):
+        options = chip_dtypes(self.controls["chip_a"].value, self.controls["chip_b"].value)
+        dtype = self.controls["dtype"]
+        keep = dtype.value if dtype.value in options else ("bf16" if "bf16" in options else options[0])
+        with dtype.hold_trait_notifications():
+            dtype.options = options
+            dtype.value = keep
+
+    def build(self):
+        ax = self.fig.add_subplot()
+        ax.set_title("attainable = min(peak, bandwidth x intensity)", fontsize=10)
+        self.roof = RoofAxes(ax, 2)
+
+    def update(self, intensity, chip_a, chip_b, dtype, achieved=True):
+        intensity = float(intensity)
+        if not (np.isfinite(intensity) and intensity > 0):
+            raise ValueError(f"intensity must be a finite number > 0 FLOP/byte, got {intensity!r}")
+        chips = [get_accelerator(chip_a), get_accelerator(chip_b)]
+        for hw in chips:
+            hw.peak_flops(dtype)  # ValueError naming the chip's dtypes if it has none for dtype
+        key = (tuple(c.name for c in chips), dtype, bool(achieved))
+        if key != self._drawn:  # only a change of chip or dtype redraws the roofs
+            self.roof.set_chips(chips, dtype, achieved)
+            self._drawn = key
+        self.roof.set_cursor(intensity)
+        readout = {"intensity": eng(intensity, "FLOP/B")}
+        for slot, hw in enumerate(chips):
+            flops = float(attainable_flops(intensity, hw, dtype))
+            self.roof.set_point(slot, intensity, flops)
+            readout[hw.name] = (f"{eng(flops, 'FLOP/s')} ({flops / hw.peak_flops(dtype):.0%} of peak), "
+                                f"{bound_of(intensity, hw, dtype)}-bound, ridge {hw.ridge_point(dtype):.0f} FLOP/B")
+            if achieved and hw.measured and dtype in hw.achieved().peak_flops_by_dtype:
+                real = hw.achieved()
+                readout[f"{hw.name} measured"] = eng(float(attainable_flops(intensity, real, dtype)), "FLOP/s")
+        return readout

@@ -1,0 +1,223 @@
+"""The explorers' update functions, without a browser: on the Agg canvas they must move the
+artists, change the readout, agree with the library, and refuse bad input with ValueError."""
+
+import io
+
+import matplotlib
+import matplotlib.image
+
+matplotlib.use("Agg")
+
+import ipywidgets  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib import pyplot as plt  # noqa: E402
+
+import roofline_lib as rl  # noqa: E402
+from roofline_lib.widgets import AttentionExplorer, MatmulExplorer, RooflineExplorer, eng, log_slider  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def xy(line):
+    return np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+
+
+# ------------------------------------------------------------------ shared pieces
+
+def test_eng_readouts():
+    assert eng(2.5e12, "FLOP/s") == "2.5 TFLOP/s"
+    assert eng(4.8e12, "B/s") == "4.8 TB/s"
+    assert eng(3.3e-6, "s") == "3.3 µs"
+
+
+def test_log_slider_refuses_bad_ranges():
+    with pytest.raises(ValueError):
+        log_slider("x", 10, 1, 5)
+    with pytest.raises(ValueError):
+        log_slider("x", 0, 10, 5)
+
+
+@pytest.mark.parametrize("cls,slider", [(RooflineExplorer, "intensity"), (MatmulExplorer, "M"),
+                                         (AttentionExplorer, "T")])
+def test_main_slider_is_an_ipywidgets_slider_and_moves_the_readout(cls, slider):
+    explorer = cls()
+    box = explorer.widget()
+    assert isinstance(box, ipywidgets.VBox)
+    control = explorer.controls[slider]
+    assert isinstance(control, ipywidgets.FloatLogSlider)
+    assert isinstance(explorer.readout, ipywidgets.HTML)
+    before = explorer.readout.value
+    control.value = control.value * 8  # the observer runs refresh, as a drag in JupyterLab does
+    assert explorer.readout.value != before
+    png = explorer.static_image().data
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # the snapshot is the whole figure (axes, ticks, roofs), not just the moving artists
+    drawn = matplotlib.image.imread(io.BytesIO(png))[..., :3] < 0.9
+    assert drawn.mean() > 0.02
+
+
+# ------------------------------------------------------------------ roofline
+
+def test_roofline_point_sits_on_each_roof():
+    explorer = RooflineExplorer()
+    for intensity in (1.0, 100.0, 1000.0):
+        readout = explorer.update(intensity=intensity, chip_a="A100", chip_b="H200", dtype="bf16")
+        for slot, name in enumerate(("A100", "H200")):
+            hw = rl.get_accelerator(name)
+            x, y = xy(explorer.roof.points[slot])
+            assert x[0] == intensity
+            assert y[0] == pytest.approx(min(hw.peak_flops("bf16"), hw.mem_bandwidth * intensity))
+        assert xy(explorer.roof.cursor)[0][0] == intensity
+    # 100 FLOP/B is below both ridges (153, 206); 1000 is above both
+    assert "memory-bound" in explorer.update(100.0, "A100", "H200", "bf16")["H200 SXM"]
+    assert "compute-bound" in readout["H200 SXM"]
+
+
+def test_roofline_chip_change_redraws_roofs_and_dtypes():
+    explorer = RooflineExplorer().connect()
+    roof_before = xy(explorer.roof.roofs[1])[1].copy()
+    explorer.controls["chip_b"].value = "TPU v5e"
+    assert set(explorer.controls["dtype"].options) == {"bf16", "int8"}
+    assert explorer.controls["dtype"].value == "bf16"
+    assert not np.allclose(xy(explorer.roof.roofs[1])[1], roof_before)
+    assert xy(explorer.roof.roofs[1])[1].max() == pytest.approx(rl.get_accelerator("TPU v5e").peak_flops("bf16"))
+
+
+def test_roofline_achieved_roof_is_below_the_datasheet_roof():
+    explorer = RooflineExplorer(achieved=True)
+    for slot in (0, 1):
+        x, datasheet = xy(explorer.roof.roofs[slot])
+        _, measured = xy(explorer.roof.achieved[slot])
+        assert len(measured) == len(x) and np.all(measured < datasheet)
+
+
+def test_roofline_refuses_bad_input():
+    explorer = RooflineExplorer()
+    with pytest.raises(ValueError):
+        explorer.update(intensity=-1, chip_a="A100", chip_b="H200", dtype="bf16")
+    with pytest.raises(ValueError, match="no fp8"):
+        explorer.update(intensity=10, chip_a="A100", chip_b="H200", dtype="fp8")
+    with pytest.raises(ValueError, match="unknown accelerator"):
+        explorer.update(intensity=10, chip_a="A1000000", chip_b="H200", dtype="bf16")
+    with pytest.raises(ValueError):
+        RooflineExplorer(chip_a="A100", dtype="fp8")
+
+
+# ------------------------------------------------------------------ matmul
+
+def test_matmul_point_and_readout_follow_the_library():
+    explorer = MatmulExplorer()
+    small = explorer.update(M=1, N=4096, K=4096, dtype="bf16")
+    x_small = xy(explorer.roof.points[1])[0][0]
+    big = explorer.update(M=8192, N=4096, K=4096, dtype="bf16")
+    x_big = xy(explorer.roof.points[1])[0][0]
+    assert x_small == pytest.approx(rl.matmul(1, 4096, 4096).intensity)
+    assert x_big == pytest.approx(rl.matmul(8192, 4096, 4096).intensity)
+    assert "memory-bound" in small["H200 SXM"] and "compute-bound" in big["H200 SXM"]
+    # the readout's critical M is where the numeric intensity meets the ridge: 229 on the H200
+    ridge = rl.get_accelerator("H200").ridge_point("bf16")
+    m_star = ridge * 4096 / (4096 - 2 * ridge)
+    assert f"critical M {m_star:.0f}" in big["H200 SXM"]
+    # the M -> infinity line sits at NK/(N+K) = 2048
+    assert xy(explorer.limit_line)[0][0] == pytest.approx(2048, rel=1e-6)
+
+
+def test_matmul_fp8_hides_the_chip_without_fp8():
+    explorer = MatmulExplorer()
+    readout = explorer.update(M=256, N=4096, K=4096, dtype="fp8 in, bf16 out")
+    assert "no fp8" in readout["A100 80GB SXM4"]
+    assert len(xy(explorer.roof.points[0])[0]) == 0
+    assert len(xy(explorer.roof.points[1])[0]) == 1
+    w = rl.matmul(256, 4096, 4096, dtype="fp8", out_dtype="bf16")
+    assert xy(explorer.roof.points[1])[0][0] == pytest.approx(w.intensity)
+
+
+def test_matmul_refuses_bad_input():
+    explorer = MatmulExplorer()
+    with pytest.raises(ValueError):
+        explorer.update(M=0, N=16, K=16, dtype="bf16")
+    with pytest.raises(ValueError):
+        explorer.update(M=float("nan"), N=16, K=16, dtype="bf16")
+    with pytest.raises(ValueError, match="unknown matmul dtype"):
+        explorer.update(M=16, N=16, K=16, dtype="bf17")
+
+
+# ------------------------------------------------------------------ attention
+
+def test_attention_prefill_crosses_and_decode_does_not():
+    explorer = AttentionExplorer()
+    prefill = explorer.update(T=4096, S=1, G=4, batch=1, mode="prefill (T = S)")
+    assert xy(explorer.marker)[0][0] == 4096
+    assert xy(explorer.marker)[1][0] == pytest.approx(rl.attention(1, 32, 8, 4096, 4096, 128).intensity)
+    assert "compute-bound" in prefill["H200 SXM"]
+    decode = explorer.update(T=4096, S=131072, G=4, batch=256, mode="decode (T = 1)")
+    assert xy(explorer.marker)[0][0] == 131072
+    assert xy(explorer.marker)[1][0] == pytest.approx(rl.attention(256, 32, 8, 1, 131072, 128).intensity)
+    assert "memory-bound" in decode["H200 SXM"] and "memory-bound" in decode["A100 80GB SXM4"]
+
+
+def test_attention_curves_follow_G():
+    explorer = AttentionExplorer()
+    explorer.update(T=64, S=64, G=1, batch=1, mode="prefill (T = S)")
+    decode_mha = xy(explorer.decode_curve)[1].copy()
+    explorer.update(T=64, S=64, G=8, batch=1, mode="prefill (T = S)")
+    decode_gqa = xy(explorer.decode_curve)[1]
+    # decode tends to G FLOP per bf16 byte (erratum 6)
+    assert decode_mha[-1] == pytest.approx(1, rel=1e-3) and decode_gqa[-1] == pytest.approx(8, rel=1e-3)
+
+
+def test_attention_batch_moves_time_not_intensity():
+    explorer = AttentionExplorer()
+    one = explorer.update(T=1, S=8192, G=4, batch=1, mode="decode (T = 1)")
+    y_one = xy(explorer.marker)[1][0]
+    many = explorer.update(T=1, S=8192, G=4, batch=64, mode="decode (T = 1)")
+    assert xy(explorer.marker)[1][0] == y_one
+    assert one["H200 SXM"] != many["H200 SXM"]
+
+
+def test_attention_refuses_bad_input_and_shows_it_in_the_readout():
+    explorer = AttentionExplorer()
+    with pytest.raises(ValueError, match="divide"):
+        explorer.update(T=16, S=16, G=3, batch=1, mode="prefill (T = S)")
+    with pytest.raises(ValueError, match="causal"):
+        explorer.update(T=64, S=16, G=4, batch=1, mode="T and S free", causal=True)
+    with pytest.raises(ValueError, match="mode"):
+        explorer.update(T=64, S=16, G=4, batch=1, mode="sideways")
+    explorer.connect()
+    explorer.controls["mode"].value = "T and S free"
+    explorer.controls["causal"].value = True
+    explorer.controls["S"].value = 16
+    explorer.controls["T"].value = 64  # more queries than keys under a mask: refused, shown
+    assert "causal" in explorer.readout.value and "color:#cf222e" in explorer.readout.value
+
+
+# ------------------------------------------------------------------ the cached static layer
+
+def _pixels(fig):
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+@pytest.mark.parametrize("cls,changes", [
+    (RooflineExplorer, [("intensity", 3.0), ("chip_b", "TPU v5e"), ("intensity", 700.0), ("achieved", False)]),
+    (MatmulExplorer, [("M", 2048), ("dtype", "fp8 in, bf16 out"), ("N", 256)]),
+    (AttentionExplorer, [("T", 4096), ("G", 8), ("mode", "decode (T = 1)"), ("S", 64), ("causal", True)]),
+])
+def test_cached_redraw_equals_a_full_draw(cls, changes):
+    """After every change (moving artists, or static ones such as roofs and curves), the picture drawn
+    from the cached background is pixel for pixel the one a plain full draw gives."""
+    explorer = cls().connect()
+    for name, value in changes:
+        explorer.controls[name].value = value
+        cached = _pixels(explorer.fig)
+        moving, explorer.fig.moving = explorer.fig.moving, []  # a plain matplotlib draw
+        full = _pixels(explorer.fig)
+        explorer.fig.moving = moving
+        assert np.array_equal(cached, full), (name, value)
+    explorer.fig.savefig(io.BytesIO(), format="svg")  # a vector renderer takes the plain path
+    assert np.array_equal(_pixels(explorer.fig), full)
