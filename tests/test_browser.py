@@ -283,10 +283,11 @@ PROBE_JS = """(out) => {
 }"""
 
 CANVAS_INKED_JS = """(canvas) => {
+  if (canvas.width === 0 || canvas.height === 0) return false;
   const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
   const colours = new Set();
   for (let i = 0; i < d.length && colours.size < 3; i += 4) colours.add(d[i] | (d[i + 1] << 8) | (d[i + 2] << 16));
-  return canvas.width > 0 && canvas.height > 0 && colours.size >= 3;
+  return colours.size >= 3;
 }"""
 
 ALL_CELLS_RUN_JS = """() => {
@@ -332,6 +333,9 @@ def _run_all(page, notebook):
     started = "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt'))" \
               ".some((p) => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
     for _ in range(3):
+        dialog = page.locator(".jp-Dialog")
+        if dialog.count():
+            raise AssertionError(f"{notebook}: JupyterLab shows a dialog: {dialog.first.inner_text()!r}")
         page.locator("li.lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
         page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
         try:

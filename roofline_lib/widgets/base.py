@@ -35,7 +35,14 @@ def log_slider(description, low, high, value, *, base=10, step=None, readout_for
 
 class Explorer:
     """Base of an explorer: subclasses set ``self.fig`` and artists in ``build()``, and move them
-    in ``update(**values)``, which returns {label: text} for the readout."""
+    in ``update(**values)``, which returns {label: text} for the readout.
+
+    The figure is laid out once (constrained layout) after ``build()`` and then frozen: a layout
+    pass costs about as much as drawing the figure, and moving artists does not change it. An
+    explorer whose labels change size as it updates sets ``freeze_layout = False``.
+    """
+
+    freeze_layout = True
 
     def __init__(self, controls, figsize=(8, 4.5)):
         self.controls = dict(controls)
@@ -45,6 +52,10 @@ class Explorer:
         self.build()
         self.readout = ipywidgets.HTML()
         self.last = self.update(**self.values())
+        engine = self.fig.get_layout_engine()
+        if self.freeze_layout and engine is not None:
+            engine.execute(self.fig)
+            self.fig.set_layout_engine("none")
 
     # -- for subclasses
     def build(self):
@@ -63,10 +74,16 @@ class Explorer:
         self.readout.value = f'<table class="roofline-readout">{rows}</table>'
 
     def refresh(self, *_):
-        """Read the controls, move the artists, redraw lazily."""
+        """Read the controls, move the artists, redraw."""
         self.last = self.update(**self.values())
         self._render_readout(self.last)
-        self.fig.canvas.draw_idle()
+        if isinstance(self.fig.canvas, ipywidgets.DOMWidget):
+            # ipympl: draw_idle() asks the browser to ask back for a draw, a round trip per slider step;
+            # draw() sends the new image at once. ipywidgets holds back further slider messages while
+            # the kernel is busy, so fast dragging does not queue up draws.
+            self.fig.canvas.draw()
+        else:
+            self.fig.canvas.draw_idle()
         return self.last
 
     def widget(self):
