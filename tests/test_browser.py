@@ -410,12 +410,16 @@ def test_explorers_respond_in_browser(notebook, browser, lab, latencies):
         assert errors.count() == 0, f"{notebook}: error or stderr output:\n" + "\n---\n".join(_texts(errors))
 
         for index in tagged:
-            output = cells.nth(index).locator(".jp-OutputArea")
+            output = cells.nth(index).locator(".jp-OutputArea").first  # (an Output widget nests another)
             where = f"{notebook}, cell {index}"
-            output.locator(".widget-slider .noUi-handle").first.wait_for(state="attached", timeout=30_000)
-            canvas = output.locator(".jupyter-matplotlib-canvas-div > canvas").first
-            canvas.wait_for(state="attached", timeout=30_000)
-            page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=30_000, polling=100)
+            try:
+                output.locator(".widget-slider .noUi-handle").first.wait_for(state="attached", timeout=30_000)
+                canvas = output.locator(".jupyter-matplotlib-canvas-div > canvas").first
+                canvas.wait_for(state="attached", timeout=30_000)
+                page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=30_000, polling=100)
+            except Exception as exc:
+                raise AssertionError(f"{where}: no slider, or an ipympl figure that never drew; the output "
+                                     f"reads {output.inner_text()[:500]!r}") from exc
 
             figure = output.locator(".jupyter-matplotlib-canvas-div").first
             figure.scroll_into_view_if_needed()
