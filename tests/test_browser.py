@@ -3,7 +3,8 @@
 For each notebook that has an explorer, the test opens it in a real JupyterLab, runs all cells,
 moves each explorer's main slider with the keyboard, and checks that
 
-* no cell shows an error output and no widget failed to display ("Error displaying widget");
+* no cell shows a traceback or stderr text (warnings included, as nbval's rule) and no widget failed
+  to display ("Error displaying widget");
 * the explorer's figure (the ipympl canvas) really rendered, and its pixels change;
 * the slider's readout and the explorer's HTML readout change.
 
