@@ -163,7 +163,7 @@ class Explorer:
         self.readout.value = f'<table class="roofline-readout">{rows}</table>'
 
     def refresh(self, *_):
-        """Read the controls, move the artists, redraw lazily.
+        """Read the controls, move the artists, redraw.
 
         A combination the model refuses (ValueError, e.g. a causal mask with more
         queries than keys) is shown in the readout and leaves the figure as it was.
@@ -174,7 +174,13 @@ class Explorer:
             self.readout.value = f'<span style="color:#cf222e">{html.escape(str(exc))}</span>'
             return None
         self._render_readout(self.last)
-        self.fig.canvas.draw_idle()
+        if isinstance(self.fig.canvas, ipywidgets.DOMWidget):
+            # ipympl: draw_idle() asks the browser to ask back for a draw, a round trip per slider step;
+            # draw() sends the new image at once. ipywidgets holds back further slider messages while
+            # the kernel is busy, so fast dragging does not queue up draws.
+            self.fig.canvas.draw()
+        else:
+            self.fig.canvas.draw_idle()
         return self.last
 
     def connect(self):

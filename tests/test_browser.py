@@ -1,0 +1,461 @@
+"""Real-browser test of the interactive explorers: JupyterLab + Chromium, driven by Playwright.
+
+For each notebook that has an explorer, the test opens it in a real JupyterLab, runs all cells,
+moves each explorer's main slider with the keyboard, and checks that
+
+* no cell shows a traceback or stderr text (warnings included, as nbval's rule) and no widget failed
+  to display ("Error displaying widget");
+* the explorer's figure (the ipympl canvas) really rendered, and its pixels change;
+* the slider's readout and the explorer's HTML readout change.
+
+It also measures, for each key press, the time from the keydown event to the first animation
+frame in which the figure's canvas holds different pixels, and prints the median (``pytest -s``
+shows it; the figures are also written to ``benchmarks/results/browser_latency.json``). Speed is
+reported, never asserted.
+
+Convention for notebook authors: tag the code cell whose output shows an explorer's widget
+(``explorer.widget()``) with the cell tag ``explorer``. The test finds explorers by that tag: the
+first slider in that cell's output is the explorer's main slider, the HTML widgets in it are its
+readout, the ipympl canvas in it is its figure. Notebooks run from a temporary copy (outputs
+stripped), so the committed files are never modified; they find data through ``roofline_lib``.
+The fixture ``tests/fixtures/explorer_demo.ipynb`` always runs too, so the harness itself is tested.
+
+Browser: Debian's Chromium at ``/usr/bin/chromium`` (``apt-get install chromium``), or any
+Chrome/Chromium named by the environment variable ``ROOFLINE_CHROMIUM``. Without one the test is
+skipped, unless ``ROOFLINE_REQUIRE_BROWSER=1`` (CI sets it), when it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "explorer_demo.ipynb"
+RESULTS = REPO / "benchmarks" / "results" / "browser_latency.json"
+EXPLORER_TAG = "explorer"
+PRESSES = 6  # key presses per explorer (each one is a latency sample)
+
+CHROMIUM_ARGS = [  # the machine may have no network: keep Chromium from trying to reach it
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
+]
+
+LAB_SETTINGS = {  # user settings for a quiet, deterministic JupyterLab
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                        "checkForUpdates": False},
+    # every cell attached to the DOM, so the n-th .jp-Cell is the notebook's n-th cell; and no
+    # "Select Kernel" dialog when the notebook opens before the kernel list has loaded
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none",
+                                                                   "autoStartDefaultKernel": True},
+}
+
+
+# -- which notebooks have explorers
+
+def explorer_cells(path):
+    """Indices (among all cells) of the code cells tagged ``explorer``."""
+    nb = nbformat.read(path, as_version=4)
+    return [i for i, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" and EXPLORER_TAG in cell.metadata.get("tags", [])]
+
+
+def course_notebooks():
+    if not NOTEBOOKS.is_dir():
+        return []
+    return sorted(p.relative_to(REPO).as_posix() for p in NOTEBOOKS.rglob("*.ipynb")
+                  if ".ipynb_checkpoints" not in p.parts and explorer_cells(p))
+
+
+def _cases():
+    cases = [pytest.param("tests/fixtures/explorer_demo.ipynb", id="fixture-explorer_demo")]
+    found = course_notebooks()
+    cases += [pytest.param(nb, id=nb) for nb in found]
+    if not found:
+        cases.append(pytest.param(None, id="notebooks", marks=pytest.mark.skip(
+            reason=f"no notebook under notebooks/ has a code cell tagged {EXPLORER_TAG!r} yet")))
+    return cases
+
+
+# -- browser, server and page fixtures
+
+def _require_browser():
+    return os.environ.get("ROOFLINE_REQUIRE_BROWSER") == "1"
+
+
+def _unavailable(reason):
+    if _require_browser():
+        pytest.fail(f"{reason} (ROOFLINE_REQUIRE_BROWSER=1, so this is a failure, not a skip)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = os.environ.get("ROOFLINE_CHROMIUM", "/usr/bin/chromium")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        _unavailable(f"no Chromium at {path}: install it (Debian/Ubuntu: apt-get install chromium) "
+                     "or set ROOFLINE_CHROMIUM to a Chrome/Chromium executable")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed (pip install -r requirements.txt)")
+    pw = sync_playwright().start()
+    try:
+        chromium = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+    except Exception:
+        pw.stop()
+        raise
+    yield chromium
+    chromium.close()
+    pw.stop()
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _strip_outputs(path):
+    """Clear outputs and execution counts, so what the test sees comes from this run only."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, path)
+
+
+def _children(pid):
+    """Pids whose parent is ``pid`` (the kernels a Jupyter server started)."""
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(entry.name))
+    return kids
+
+
+def _stop(proc):
+    """Stop the server's process group; kernels run in their own sessions, so end them by pid too."""
+    kernels = _children(proc.pid) if Path("/proc").is_dir() else []
+    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, sig)
+                proc.wait(grace)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+    for pid in kernels:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class Lab:
+    def __init__(self, url, token, root):
+        self.url, self.token, self.root = url, token, root
+
+    def api(self, method, path):
+        req = urllib.request.Request(f"{self.url}{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self):
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+
+
+@pytest.fixture(scope="module")
+def lab(browser, tmp_path_factory):
+    """JupyterLab on loopback, serving a copy of the notebooks (outputs stripped)."""
+    base = tmp_path_factory.mktemp("lab")
+    root, settings = base / "root", base / "settings"
+    if NOTEBOOKS.is_dir():
+        shutil.copytree(NOTEBOOKS, root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    (root / "tests" / "fixtures").mkdir(parents=True)
+    shutil.copy(FIXTURE, root / "tests" / "fixtures")
+    if (REPO / "data").is_dir():
+        (root / "data").symlink_to(REPO / "data")
+    for nb in root.rglob("*.ipynb"):
+        _strip_outputs(nb)
+    for name, values in LAB_SETTINGS.items():
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(json.dumps(values))
+
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+               JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"))
+    env.pop("JUPYTER_TOKEN", None)
+    log = base / "lab.log"
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
+           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--allow-root",
+           f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={base / 'workspaces'}",
+           f"--notebook-dir={root}", "--ServerApp.terminals_enabled=False"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    server = Lab(f"http://127.0.0.1:{port}", token, root)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                server.api("GET", "/api/status")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("JupyterLab did not start:\n" + log.read_text()[-3000:]) from None
+                time.sleep(0.2)
+        yield server
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def latencies():
+    """Collects key-press-to-changed-pixels samples; prints and saves them at the end."""
+    samples = {}
+    yield samples
+    if not samples:
+        return
+    all_ms = [ms for values in samples.values() for ms in values["ms"]]
+    report = {"what": "key press (keydown) to first animation frame with changed figure pixels, ms",
+              "median_ms": statistics.median(all_ms) if all_ms else None, "samples": len(all_ms),
+              "chromium": os.environ.get("ROOFLINE_CHROMIUM", "/usr/bin/chromium"), "explorers": samples}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nkey press -> changed pixels: median {report['median_ms']:.0f} ms over {len(all_ms)} presses "
+          f"(written to {RESULTS.relative_to(REPO)})")
+
+
+# -- in-page probe: keydown time, and the first frame whose canvas pixels differ
+
+PROBE_JS = """(out) => {
+  const canvases = Array.from(out.querySelectorAll('.jupyter-matplotlib-canvas-div > canvas:first-child'));
+  const signature = () => canvases.map((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let h = 0;
+    for (let i = 0; i < d.length; i += 4) h = (Math.imul(h, 31) + (d[i] | (d[i + 1] << 8) | (d[i + 2] << 16))) | 0;
+    return h;
+  }).join(',');
+  const probe = {keyAt: null, changedAt: null, readoutAt: null, base: signature()};
+  const watch = () => requestAnimationFrame(() => {
+    if (signature() !== probe.base) probe.changedAt = performance.now(); else watch();
+  });
+  // resolves once the figure has held the same pixels for `ms` (late frames of an earlier press are done)
+  probe.quiet = (ms) => new Promise((resolve) => {
+    let last = signature(), since = performance.now();
+    const check = () => {
+      const now = signature();
+      if (now !== last) { last = now; since = performance.now(); }
+      if (performance.now() - since >= ms) resolve(); else requestAnimationFrame(check);
+    };
+    requestAnimationFrame(check);
+  });
+  probe.arm = () => { probe.keyAt = null; probe.changedAt = null; probe.readoutAt = null; probe.base = signature(); };
+  new MutationObserver(() => {
+    if (probe.keyAt !== null && probe.readoutAt === null) probe.readoutAt = performance.now();
+  }).observe(out.querySelector('.widget-html-content') || out, {subtree: true, childList: true, characterData: true});
+  out.addEventListener('keydown', (e) => {
+    if (window.__rooflineProbe === probe && probe.keyAt === null) { probe.keyAt = e.timeStamp; watch(); }
+  }, true);
+  window.__rooflineProbe = probe;
+}"""
+
+CANVAS_INKED_JS = """(canvas) => {
+  if (canvas.width === 0 || canvas.height === 0) return false;
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  const colours = new Set();
+  for (let i = 0; i < d.length && colours.size < 3; i += 4) colours.add(d[i] | (d[i + 1] << 8) | (d[i + 2] << 16));
+  return colours.size >= 3;
+}"""
+
+# JupyterLab renders an error output with the stderr renderer (its element carries the stderr mime type,
+# not the error one), so this matches tracebacks and also warnings, which the course's notebooks must not show.
+ERROR_OUTPUTS = (".jp-Notebook [data-mime-type='application/vnd.jupyter.error'], "
+                 ".jp-Notebook [data-mime-type='application/vnd.jupyter.stderr']")
+
+RUN_STATE_JS = """(errorOutputs) => {
+  const prompts = Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt'))
+    .map((p) => p.textContent.trim());
+  const idle = document.querySelector(".jp-Notebook-ExecutionIndicator[data-status='idle']") !== null;
+  if (document.querySelector(errorOutputs) !== null && idle) return 'error';  // JupyterLab stops at an error
+  if (prompts.length === 0 || !idle || prompts.some((p) => p.includes('*'))) return 'running';
+  if (prompts.every((p) => /^\\[\\d+\\]:$/.test(p))) return 'done';
+  return prompts.some((p) => /\\d/.test(p)) ? 'stalled' : 'not started';
+}"""
+
+
+def _texts(locator):
+    return [t.strip() for t in locator.all_inner_texts()]
+
+
+def _move_slider(page, output, samples, readout_samples):
+    """Press an arrow key on the explorer's main slider PRESSES times, collecting latencies (ms):
+    key press to changed figure pixels in ``samples``, key press to changed HTML readout in ``readout_samples``."""
+    handle = output.locator(".widget-slider .noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    low, high, now = (float(handle.get_attribute(a)) for a in ("aria-valuemin", "aria-valuemax", "aria-valuenow"))
+    key = "ArrowRight" if high - now >= now - low else "ArrowLeft"  # move away from the nearer end
+    output.evaluate(PROBE_JS)
+    handle.focus()
+    missed = 0
+    for _ in range(PRESSES):
+        page.evaluate("async () => { await window.__rooflineProbe.quiet(250); window.__rooflineProbe.arm(); }")
+        page.keyboard.press(key)
+        try:
+            page.wait_for_function("() => window.__rooflineProbe.changedAt !== null", timeout=5000, polling=20)
+        except Exception:  # this step left the figure as it was (or it took too long): not a sample
+            missed += 1
+            if missed >= 2 and not samples:
+                break  # the figure does not follow the slider; the caller reports it
+            continue
+        pixels_ms, readout_ms = page.evaluate("() => { const p = window.__rooflineProbe; "
+                                              "return [p.changedAt - p.keyAt, p.readoutAt && p.readoutAt - p.keyAt]; }")
+        samples.append(pixels_ms)
+        if readout_ms is not None:
+            readout_samples.append(readout_ms)
+    return key, missed
+
+
+def _wait_for_kernel(lab, notebook, timeout=60):
+    """Until the notebook's kernel is connected, idle and the same one for a second. JupyterLab
+    sometimes replaces the kernel it first started just after opening a notebook, and a cell run
+    before that is lost along with the cells queued after it."""
+    deadline, seen, since = time.monotonic() + timeout, None, time.monotonic()
+    while time.monotonic() < deadline:
+        kernels = [s["kernel"] for s in lab.api("GET", "/api/sessions") if s.get("path") == notebook]
+        ready = [k for k in kernels if k["execution_state"] == "idle" and k.get("connections", 1) >= 1]
+        current = ready[0]["id"] if len(kernels) == 1 and ready else None
+        if current != seen:
+            seen, since = current, time.monotonic()
+        elif current and time.monotonic() - since >= 1.0:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{notebook}: its kernel did not settle in {timeout} s (sessions: {kernels})")
+
+
+def _click_run_all(page, notebook):
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():
+        raise AssertionError(f"{notebook}: JupyterLab shows a dialog: {dialog.first.inner_text()!r}")
+    page.locator("li.lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+    page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
+
+
+def _run_all(page, notebook, timeout=60):
+    """Run > Run All Cells, then wait until every code cell ran or one failed. If the run stops
+    part way with no error, or never starts (the kernel was replaced under it, see _wait_for_kernel),
+    run all again, at most twice."""
+    _click_run_all(page, notebook)
+    deadline, retries, suspect_since = time.monotonic() + timeout, 0, None
+    while time.monotonic() < deadline:
+        state = page.evaluate(RUN_STATE_JS, ERROR_OUTPUTS)
+        if state in ("done", "error"):
+            return
+        if state in ("stalled", "not started"):
+            suspect_since = suspect_since or time.monotonic()
+            if time.monotonic() - suspect_since > 3 and retries < 2:
+                print(f"\n{notebook}: the run stopped with no error ({state}); running all cells again")
+                page.keyboard.press("Escape")  # a menu left open
+                _click_run_all(page, notebook)
+                retries, suspect_since = retries + 1, None
+        else:
+            suspect_since = None
+        time.sleep(0.2)
+    prompts = _texts(page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt"))
+    status = page.locator(".jp-Notebook-ExecutionIndicator").first.get_attribute("data-status")
+    shown = _texts(page.locator(".jp-Notebook .jp-OutputArea-output"))
+    raise AssertionError(f"{notebook}: cells did not all finish in {timeout} s ({retries} retries); "
+                         f"prompts {prompts}, kernel {status}, outputs {shown}")
+
+
+@pytest.mark.parametrize("notebook", _cases())
+def test_explorers_respond_in_browser(notebook, browser, lab, latencies):
+    tagged = explorer_cells(REPO / notebook)
+    assert tagged, f"{notebook} has no code cell tagged {EXPLORER_TAG!r}"
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+    page_errors = []
+    page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+    try:
+        page.goto(f"{lab.url}/lab/tree/{notebook}?reset&token={lab.token}")
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        _wait_for_kernel(lab, notebook)
+        _run_all(page, notebook)
+
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        errors = page.locator(ERROR_OUTPUTS)
+        assert errors.count() == 0, f"{notebook}: error or stderr output:\n" + "\n---\n".join(_texts(errors))
+
+        for index in tagged:
+            output = cells.nth(index).locator(".jp-OutputArea").first  # (an Output widget nests another)
+            where = f"{notebook}, cell {index}"
+            try:
+                output.locator(".widget-slider .noUi-handle").first.wait_for(state="attached", timeout=30_000)
+                canvas = output.locator(".jupyter-matplotlib-canvas-div > canvas").first
+                canvas.wait_for(state="attached", timeout=30_000)
+                page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=30_000, polling=100)
+            except Exception as exc:
+                raise AssertionError(f"{where}: no slider, or an ipympl figure that never drew; the output "
+                                     f"reads {output.inner_text()[:500]!r}") from exc
+
+            figure = output.locator(".jupyter-matplotlib-canvas-div").first
+            figure.scroll_into_view_if_needed()
+            slider_before = output.locator(".widget-slider .widget-readout").first.inner_text()
+            readout_before = _texts(output.locator(".widget-html-content"))
+            assert readout_before, f"{where}: the explorer shows no HTML readout"
+            pixels_before = figure.screenshot()
+
+            samples, readout_samples = [], []
+            key, missed = _move_slider(page, output, samples, readout_samples)
+            page.wait_for_timeout(300)
+
+            slider_after = output.locator(".widget-slider .widget-readout").first.inner_text()
+            assert slider_after != slider_before, f"{where}: slider readout stayed {slider_before!r} after {key}"
+            readout_after = _texts(output.locator(".widget-html-content"))
+            assert readout_after != readout_before, f"{where}: explorer readout stayed {readout_before!r}"
+            figure_changed = figure.screenshot() != pixels_before
+            assert figure_changed, f"{where}: the figure did not change after {key}"
+            assert samples, f"{where}: no key press changed the figure's pixels within 5 s"
+            readout_median = statistics.median(readout_samples) if readout_samples else None
+            latencies[where] = {"ms": [round(ms, 1) for ms in samples], "median_ms": statistics.median(samples),
+                                "readout_ms": [round(ms, 1) for ms in readout_samples],
+                                "readout_median_ms": readout_median, "missed": missed, "key": key}
+            print(f"\n{where}: key press -> changed pixels, median {statistics.median(samples):.0f} ms "
+                  f"(min {min(samples):.0f}, max {max(samples):.0f}, {len(samples)} presses, {missed} missed); "
+                  f"-> changed readout, median {readout_median or float('nan'):.0f} ms")
+
+        text = page.locator(".jp-Notebook").inner_text()
+        assert "Error displaying widget" not in text, f"{notebook}: a widget failed to display"
+        assert errors.count() == 0, f"{notebook}: error or stderr output after moving sliders:\n" + "\n".join(
+            _texts(errors))
+    except Exception:
+        if page_errors:
+            print(f"\n{notebook}: errors in the page:\n" + "\n".join(page_errors))
+        raise
+    finally:
+        page.close()
+        lab.shutdown_kernels()
