@@ -79,8 +79,8 @@ def explorer_cells(path):
 def course_notebooks():
     if not NOTEBOOKS.is_dir():
         return []
-    return sorted(p.relative_to(REPO).as_posix() for p in NOTEBOOKS.rglob("*.ipynb")
-                  if ".ipynb_checkpoints" not in p.parts and explorer_cells(p))
+    # the lecture notebooks only: the student versions in notebooks/student/ share their explorers
+    return sorted(p.relative_to(REPO).as_posix() for p in NOTEBOOKS.glob("*.ipynb") if explorer_cells(p))
 
 
 def _cases():

@@ -54,7 +54,9 @@ def freeze_layout(fig):
     if engine is not None:
         engine.execute(fig)
         fig.set_layout_engine("none")
-    fig.canvas.draw()
+    # Measure without painting: a real canvas.draw() here would send ipympl a frame before the
+    # browser shows the figure, and its next frame would then go out as an empty "diff".
+    fig.draw_without_rendering()
     to_points = 72 / fig.dpi
     for ax in fig.axes:
         box = ax.get_window_extent()
