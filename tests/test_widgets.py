@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
 import roofline_lib as rl  # noqa: E402
-from roofline_lib.widgets import AttentionExplorer, MatmulExplorer, RooflineExplorer, eng, log_slider  # noqa: E402
+from roofline_lib.widgets import AttentionExplorer, LLMExplorer, MatmulExplorer, RooflineExplorer, eng, log_slider  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -207,6 +207,8 @@ def _pixels(fig):
     (RooflineExplorer, [("intensity", 3.0), ("chip_b", "TPU v5e"), ("intensity", 700.0), ("achieved", False)]),
     (MatmulExplorer, [("M", 2048), ("dtype", "fp8 in, bf16 out"), ("N", 256)]),
     (AttentionExplorer, [("T", 4096), ("G", 8), ("mode", "decode (T = 1)"), ("S", 64), ("causal", True)]),
+    (LLMExplorer, [("batch", 16), ("batch", 17), ("context", 65536), ("chip", "A100 80GB SXM4"),
+                   ("model", "Llama-2-7B"), ("weight_dtype", "int4")]),
 ])
 def test_cached_redraw_equals_a_full_draw(cls, changes):
     """After every change (moving artists, or static ones such as roofs and curves), the picture drawn

@@ -11,7 +11,7 @@ from .. import llm
 from ..hardware import get_accelerator
 from ..plotting import format_axes, roof_curve
 from ..roofline import estimate
-from .base import Explorer, eng, log_slider
+from .base import Explorer, eng, invalidate_background, log_slider, moving
 
 DTYPES = ("bf16", "fp8", "int8", "int4")
 
@@ -51,6 +51,12 @@ class LLMExplorer(Explorer):
         self.ax_bar.xaxis.set_major_formatter(EngFormatter(unit="s"))
         self.ax_bar.set_xlabel("decode-step time by category (each part at its own bound)")
         self.ax_bar.grid(True, axis="x", alpha=0.3)
+        self.ax_bar.set_axisbelow(True)
+        self.ax_bar.spines["left"].set_visible(False)  # the bars start there and are drawn over the static layer
+        # Batch and context move only the markers and bars; the roof, title and bar axis are redrawn
+        # (background invalidated) only when they change.
+        moving(self.fig, self.decode_pt, self.prefill_pt, *self.bars)
+        self._static = None
 
     def update(self, model, chip, batch, context, weight_dtype, kv_dtype):
         hw = get_accelerator(chip)
@@ -58,16 +64,22 @@ class LLMExplorer(Explorer):
         step = llm.decode_step(model, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
         pre = llm.prefill(model, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
         est, est_pre = estimate(step, hw), estimate(pre, hw)
-        x, y = roof_curve(hw, "bf16", (0.3, 3e4))
-        self.roof.set_data(x, y)
-        self.roof.set_label(hw.name)
+        times = llm.time_by_category(step, hw)
+        # the bar axis ends at the next power of two, so small moves keep the static layer
+        bar_end = 2.0 ** np.ceil(np.log2(1.1 * max(float(v) for v in times.values())))
+        static = (llm.get_model(model).name, hw.name, bar_end)
+        if static != self._static:
+            x, y = roof_curve(hw, "bf16", (0.3, 3e4))
+            self.roof.set_data(x, y)
+            self.roof.set_label(hw.name)
+            self.ax_roof.set_title(f"{llm.get_model(model).name} on {hw.name}", fontsize=10)
+            self.ax_bar.set_xlim(0, bar_end)
+            self._static = static
+            invalidate_background(self.fig)
         self.decode_pt.set_data([step.intensity], [est.achieved_flops])
         self.prefill_pt.set_data([pre.intensity], [est_pre.achieved_flops])
-        self.ax_roof.set_title(f"{llm.get_model(model).name} on {hw.name}", fontsize=10)
-        times = llm.time_by_category(step, hw)
         for bar, label in zip(self.bars, llm.CATEGORIES, strict=True):
             bar.set_width(float(times[label]))
-        self.ax_bar.set_xlim(0, 1.1 * max(float(v) for v in times.values()))
         need = llm.memory_required(model, batch, context, weight_dtype, kv_dtype)
         fits = bool(need <= hw.mem_capacity)
         return {
