@@ -143,4 +143,5 @@ def tp_decode_step(n_params, hidden, n_layers, batch, n_chips, mem_bandwidth, pe
     out = {"t_math": times[0], "t_mem": times[1], "t_comm": times[2], "bound": bound}
     if np.ndim(out["t_math"]) == 0:
         out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
+        out["bound"] = str(out["bound"])
     return out

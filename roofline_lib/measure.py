@@ -316,8 +316,19 @@ def horner(x, degree, out, block=1 << 14):
 
 
 def horner_flops(n, degree):
-    """FLOPs of ``horner`` over n elements: 2 per degree and element."""
+    """FLOPs of ``horner`` over n elements: 2 per degree and element (the first add counted too)."""
     return 2.0 * degree * n
+
+
+def strided_bytes(n, stride, itemsize=8, line=64):
+    """Bytes memory moves for ``horner`` reading every ``stride``-th element of x and writing n.
+
+    Memory moves whole cache lines: reading with stride s fetches min(s * itemsize, line)
+    bytes per element used, so a stride is a knob that raises the bytes at fixed FLOPs.
+    """
+    if stride < 1 or n <= 0:
+        raise ValueError(f"stride must be >= 1 and n > 0, got stride={stride}, n={n}")
+    return n * (min(stride * itemsize, line) + itemsize)
 
 
 # ------------------------------------------------------------------ the profile
@@ -475,29 +486,30 @@ def agreement(values):
     return float((values.max() - values.min()) / np.median(values))
 
 
-def classify_response(t_base, t_more_flops, t_more_bytes, factor):
+def classify_response(t_base, t_more_flops, t_more_bytes, flop_factor, byte_factor):
     """The seed's diagnostic: which bottleneck does a kernel's time respond to?
 
     t_base         time of the kernel as it is
-    t_more_flops   time with ``factor`` times the FLOPs, same bytes
-    t_more_bytes   time with ``factor`` times the bytes, same FLOPs
+    t_more_flops   time with ``flop_factor`` times the FLOPs (bytes as unchanged as possible)
+    t_more_bytes   time with ``byte_factor`` times the bytes (FLOPs unchanged)
     Each response is log(t_more / t_base) / log(factor): 1 means time grows in proportion,
     0 means it does not move. Returns (verdict, flop_response, byte_response) with verdict
-    "compute", "memory", "overhead" (neither moves the time) or "near the knee" (both move
-    it, or both move it a little: the rule is a diagnostic, not a definition).
+    "overhead" (neither moves the time), "compute" or "memory" (one moves it clearly more than
+    the other), or "near the knee" (both move it: the rule is a diagnostic, not a definition).
     """
     for name, value in (("t_base", t_base), ("t_more_flops", t_more_flops), ("t_more_bytes", t_more_bytes)):
         if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be a positive time in seconds, got {value!r}")
-    if not (math.isfinite(factor) and factor > 1):
-        raise ValueError(f"factor must be > 1, got {factor!r}")
-    r_flops = math.log(t_more_flops / t_base) / math.log(factor)
-    r_bytes = math.log(t_more_bytes / t_base) / math.log(factor)
+    for name, value in (("flop_factor", flop_factor), ("byte_factor", byte_factor)):
+        if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 1):
+            raise ValueError(f"{name} must be > 1, got {value!r}")
+    r_flops = math.log(t_more_flops / t_base) / math.log(flop_factor)
+    r_bytes = math.log(t_more_bytes / t_base) / math.log(byte_factor)
     if r_flops < 0.25 and r_bytes < 0.25:
         verdict = "overhead"
-    elif r_flops >= 0.6 and r_bytes < 0.4:
+    elif r_flops >= 0.5 and r_flops - r_bytes >= 0.3:
         verdict = "compute"
-    elif r_bytes >= 0.6 and r_flops < 0.4:
+    elif r_bytes >= 0.5 and r_bytes - r_flops >= 0.3:
         verdict = "memory"
     else:
         verdict = "near the knee"

@@ -179,14 +179,23 @@ def test_measure_machine_tiny_run_gives_an_accelerator():
 # ---------------------------------------------------------------- the diagnostic and agreement
 
 def test_classify_response():
-    assert measure.classify_response(1.0, 2.0, 1.02, 2)[0] == "compute"
-    assert measure.classify_response(1.0, 1.02, 2.0, 2)[0] == "memory"
-    assert measure.classify_response(1.0, 1.01, 1.03, 2)[0] == "overhead"
-    assert measure.classify_response(1.0, 1.5, 1.5, 2)[0] == "near the knee"
-    verdict, r_flops, r_bytes = measure.classify_response(1.0, 4.0, 1.0, 4)
+    assert measure.classify_response(1.0, 2.0, 1.02, 2, 2)[0] == "compute"
+    assert measure.classify_response(1.0, 1.02, 2.0, 2, 2)[0] == "memory"
+    assert measure.classify_response(1.0, 1.01, 1.03, 2, 2)[0] == "overhead"
+    assert measure.classify_response(1.0, 1.5, 1.5, 2, 2)[0] == "near the knee"
+    verdict, r_flops, r_bytes = measure.classify_response(1.0, 4.0, 1.0, 4, 2.5)
     assert (r_flops, r_bytes) == (1.0, 0.0)
+    assert measure.classify_response(1.0, 1.0, 2.5, 4, 2.5)[2] == pytest.approx(1.0)
     with pytest.raises(ValueError):
-        measure.classify_response(0.0, 1.0, 1.0, 2)
+        measure.classify_response(0.0, 1.0, 1.0, 2, 2)
+
+
+def test_strided_bytes_count_whole_lines():
+    # contiguous fp64: read 8 + write 8 per element; stride 2: half of each 64-byte line unused -> 16 read;
+    # stride 8 or more: one whole line per element read
+    assert measure.strided_bytes(100, 1) == 1600
+    assert measure.strided_bytes(100, 2) == 2400
+    assert measure.strided_bytes(100, 8) == measure.strided_bytes(100, 32) == 7200
 
 
 def test_agreement():

@@ -9,3 +9,6 @@ browser; ``.widget()`` wires it to ipywidgets for JupyterLab (with
 from .base import Explorer, eng, log_slider
 
 __all__ = ["Explorer", "eng", "log_slider"]
+from .comms_explorer import CommsExplorer  # noqa: E402
+
+__all__ += ["CommsExplorer"]
