@@ -442,6 +442,7 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
     rng = np.random.default_rng(1)
     flops = {}
     for dtype, np_dtype in (("fp64", np.float64), ("fp32", np.float32)):
+        check_allocation(3 * matmul_n**2 * np.dtype(np_dtype).itemsize, available)
         x = rng.random((matmul_n, matmul_n)).astype(np_dtype) + 0.5
         y = rng.random((matmul_n, matmul_n)).astype(np_dtype) + 0.5
         out = np.empty_like(x)
