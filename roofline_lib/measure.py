@@ -335,7 +335,11 @@ def strided_bytes(n, stride, itemsize=8, line=64):
 
 @dataclasses.dataclass(frozen=True)
 class MachineProfile:
-    """What ``measure_machine`` found: an Accelerator plus everything needed to judge it."""
+    """What ``measure_machine`` found: an Accelerator plus everything needed to judge it.
+
+    Figures are medians; ``summary()`` also shows the best repeat, the one least slowed by
+    other programs (STREAM itself reports the best).
+    """
 
     accelerator: Accelerator
     overhead_per_call: float  # s, one tiny numpy call
@@ -357,11 +361,14 @@ class MachineProfile:
         lines = [f"{self.accelerator.name}: {self.threads} threads, {self.seconds:.1f} s, "
                  f"1-min load {self.load_average[0]:.2f} -> {self.load_average[1]:.2f}"]
         for kernel, value in self.bandwidth.items():
-            lines.append(f"  {kernel:>6} bandwidth  {value / 1e9:8.2f} GB/s   spread {self.spreads[kernel]:6.1%}")
+            best = value * self.timings[kernel].median / self.timings[kernel].min
+            lines.append(f"  {kernel:>6} bandwidth  {value / 1e9:8.2f} GB/s     spread {self.spreads[kernel]:6.1%}"
+                         f"  best {best / 1e9:.2f}")
         for dtype, value in self.flops.items():
             key = f"matmul_{dtype}"
+            best = value * self.timings[key].median / self.timings[key].min
             lines.append(f"  {dtype:>6} matmul     {value / 1e9:8.2f} GFLOP/s  spread {self.spreads[key]:6.1%}"
-                         f"  (n = {self.matmul_n})")
+                         f"  best {best / 1e9:.2f}  (n = {self.matmul_n})")
         lines.append(f"  tiny-call overhead {self.overhead_per_call * 1e6:8.3f} us    "
                      f"spread {self.spreads['tiny_call']:6.1%}")
         lines.append(f"  STREAM arrays 3 x {self.array_bytes / 2**20:.0f} MiB; last-level cache "
