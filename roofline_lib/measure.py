@@ -259,6 +259,7 @@ class StreamKernels:
 
     def __init__(self, n, threads, dtype=np.float64, block=1 << 16, seed=0):
         self.n, self.threads, self.block = n, threads, block
+        check_allocation(3 * n * np.dtype(dtype).itemsize)
         self.a, self.b, self.c = (np.empty(n, dtype) for _ in range(3))
         random_fill((self.a, self.b, self.c), threads, seed)
         require_nonzero(self.b, self.c, what="STREAM array")
