@@ -354,7 +354,7 @@ class MachineProfile:
     threads: int
     matmul_n: int
     quick: bool
-    load_average: tuple  # 1-minute load before and after
+    load_average: tuple  # 1-minute load before and after (after includes this measurement itself)
     seconds: float  # wall time of the whole measurement
     warnings: tuple = ()
 
@@ -402,8 +402,10 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
                     matmul_n=None, repeats=None, progress=None, available=None):
     """Measure this machine's memory bandwidth, peak matmul FLOP/s and per-call overhead.
 
-    quick         a ~2 s version for notebooks: smaller arrays (which may not exceed the cache:
+    quick         a ~1 s version for notebooks: smaller arrays (which may not exceed the cache:
                   the profile says so in ``warnings``) and smaller matrices
+    threads       threads for the STREAM kernels (default: one per core); the matrix products use
+                  the BLAS library's own threads (normally one per core too)
     array_bytes   bytes per STREAM array; default: the three arrays together are ``llc_multiple``
                   times the last-level cache (at least 64 MiB each)
     progress      print a line per step (default: on for the full measurement)
@@ -466,9 +468,10 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
 
     _say(progress, "[4/4] done")
     load_after = os.getloadavg()[0]
-    if max(load_before, load_after) > 0.5 * threads:
-        warnings.append(f"the machine was busy (1-min load {load_before:.2f} -> {load_after:.2f} on "
-                        f"{threads} cores): other programs share the memory bus and cores")
+    # the load after includes this measurement's own threads, so only the load before is judged
+    if load_before > 0.5 * threads:
+        warnings.append(f"the machine was busy (1-min load {load_before:.2f} on {threads} cores before the "
+                        "measurement): other programs share the memory bus and cores")
     hw = Accelerator(
         name="this machine (measured)",
         vendor="measured",
