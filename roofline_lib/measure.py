@@ -434,7 +434,7 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
         warnings.append(f"the STREAM arrays ({3 * n * 8 / 2**20:.0f} MiB together) are less than {llc_multiple}x "
                         f"the last-level cache ({llc_bytes / 2**20:.0f} MiB): part of the traffic may be "
                         "served by the cache; run measure_machine() for the full measurement")
-    repeats = repeats or (5 if quick else 10)
+    repeats = repeats or (5 if quick else 15)
     matmul_n = matmul_n or (768 if quick else 2048)
     timings = {}
 
