@@ -257,14 +257,16 @@ class StreamKernels:
     counts (read b and c, write a).
     """
 
-    def __init__(self, n, threads, dtype=np.float64, block=1 << 16, seed=0):
+    def __init__(self, n, threads, dtype=np.float64, block=1 << 16, seed=0, chunks_per_thread=8):
         self.n, self.threads, self.block = n, threads, block
         check_allocation(3 * n * np.dtype(dtype).itemsize)
         self.a, self.b, self.c = (np.empty(n, dtype) for _ in range(3))
         random_fill((self.a, self.b, self.c), threads, seed)
         require_nonzero(self.b, self.c, what="STREAM array")
         self.pool = ThreadPoolExecutor(threads)
-        self.parts = _chunks(n, threads)
+        # more chunks than threads, handed out as threads free up: if another program takes a
+        # core for a moment, the other threads take over its share instead of waiting for it
+        self.parts = _chunks(n, threads * chunks_per_thread)
         self.blocks = [[(self.a[j:min(j + block, hi)], self.b[j:min(j + block, hi)], self.c[j:min(j + block, hi)])
                         for j in range(lo, hi, block)] for lo, hi in self.parts]
 
@@ -283,13 +285,13 @@ class StreamKernels:
             add(a, b, out=a)
 
     def copy(self):
-        list(self.pool.map(self._copy_part, range(self.threads)))
+        list(self.pool.map(self._copy_part, range(len(self.parts))))
 
     def add(self):
-        list(self.pool.map(self._add_part, range(self.threads)))
+        list(self.pool.map(self._add_part, range(len(self.parts))))
 
     def triad(self):
-        list(self.pool.map(self._triad_part, range(self.threads)))
+        list(self.pool.map(self._triad_part, range(len(self.parts))))
 
     def close(self):
         self.pool.shutdown()
