@@ -8,9 +8,10 @@ browser; ``.widget()`` wires it to ipywidgets for JupyterLab (with
 
 from .attention_explorer import AttentionExplorer
 from .base import Explorer, eng, freeze_layout, log_slider, snapshot
+from .comms_explorer import CommsExplorer
 from .llm_explorer import LLMExplorer
 from .matmul_explorer import MatmulExplorer
 from .roofline_explorer import RoofAxes, RooflineExplorer
 
-__all__ = ["AttentionExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "RoofAxes", "RooflineExplorer",
-           "eng", "freeze_layout", "log_slider", "snapshot"]
+__all__ = ["AttentionExplorer", "CommsExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "RoofAxes",
+           "RooflineExplorer", "eng", "freeze_layout", "log_slider", "snapshot"]

@@ -1,0 +1,109 @@
+"""roofline_lib.comms against a brute-force simulation of a ring all-reduce and hand counts."""
+
+import numpy as np
+import pytest
+
+from roofline_lib import comms
+
+
+def simulate_ring_allreduce(data):
+    """Run a ring all-reduce step by step on n chips' arrays; return (results, elements each chip sent, steps).
+
+    Each chip's array is cut into n shards. Reduce-scatter: at step s chip i sends shard (i - s) mod n
+    to chip i + 1, which adds it to its own. After n - 1 steps chip i holds the full sum of shard
+    (i + 1) mod n. All-gather: n - 1 more steps pass the finished shards around the ring.
+    """
+    n = len(data)
+    shards = [np.array_split(d.astype(float).copy(), n) for d in data]
+    sent = [0] * n
+    steps = 0
+    for s in range(n - 1):  # reduce-scatter
+        outgoing = [(i, (i - s) % n, shards[i][(i - s) % n].copy()) for i in range(n)]
+        for i, k, payload in outgoing:
+            shards[(i + 1) % n][k] += payload
+            sent[i] += payload.size
+        steps += 1
+    for s in range(n - 1):  # all-gather
+        outgoing = [(i, (i + 1 - s) % n, shards[i][(i + 1 - s) % n].copy()) for i in range(n)]
+        for i, k, payload in outgoing:
+            shards[(i + 1) % n][k] = payload
+            sent[i] += payload.size
+        steps += 1
+    return [np.concatenate(s) for s in shards], sent, steps
+
+
+@pytest.mark.parametrize("n_chips", [2, 3, 4, 8])
+def test_ring_allreduce_matches_simulation(n_chips):
+    elements = 24 * n_chips  # divisible, so every shard has the same size
+    rng = np.random.default_rng(n_chips)
+    data = [rng.random(elements) for _ in range(n_chips)]
+    results, sent, steps = simulate_ring_allreduce(data)
+    total = np.sum(data, axis=0)
+    for r in results:  # the simulation really is an all-reduce
+        np.testing.assert_allclose(r, total)
+    bytes_per_element = 2
+    expected = comms.ring_allreduce_bytes(elements * bytes_per_element, n_chips)
+    assert all(s * bytes_per_element == pytest.approx(expected) for s in sent)
+    assert steps == comms.ring_allreduce_steps(n_chips)
+    # 2(N-1)/N of the message, by hand for N = 4: 1.5 x
+    if n_chips == 4:
+        assert expected == 1.5 * elements * bytes_per_element
+
+
+def test_one_chip_sends_nothing():
+    assert comms.ring_allreduce_bytes(1e6, 1) == 0
+    assert comms.ring_allreduce_time(1e6, 1, 1e9, latency=1e-5) == 0
+
+
+def test_ring_allreduce_time_latency_plus_bandwidth():
+    # 8 chips, 64 MB message, 450 GB/s per direction, 5 us per step, by hand:
+    # 14 steps * 5 us + 2 * 7/8 * 64e6 / 450e9
+    t = comms.ring_allreduce_time(64e6, 8, 450e9, latency=5e-6)
+    assert t == pytest.approx(14 * 5e-6 + 1.75 * 64e6 / 450e9)
+    assert comms.transfer_time(1e9, 1e9, latency=1.0) == 2.0
+
+
+def test_vectorised_over_chip_counts():
+    t = comms.ring_allreduce_bytes(100.0, np.array([2, 4, 5]))
+    np.testing.assert_allclose(t, [100.0, 150.0, 160.0])
+
+
+def test_tensor_parallel_layouts_by_hand():
+    M, N, K, n = 16, 1024, 512, 4
+    assert comms.tensor_parallel_matmul_bytes(M, N, K, n, 2, "row") == 2 * 3 / 4 * M * N * 2
+    assert comms.tensor_parallel_matmul_bytes(M, N, K, n, 2, "column") == 3 / 4 * M * N * 2
+    assert comms.tensor_parallel_matmul_bytes(M, N, K, n, 2, "weight-gathered") == 3 / 4 * K * N * 2
+    with pytest.raises(ValueError, match="unknown layout"):
+        comms.tensor_parallel_matmul_bytes(M, N, K, n, 2, "diagonal")
+
+
+def test_weight_gathered_crossover_is_where_bytes_are_equal():
+    # a Llama-2-70B layer: hidden 8192, 64 query heads and 8 kv heads of 128, MLP 28672 (config.json)
+    hidden, ffn, kv = 8192, 28672, 8 * 128
+    layer = hidden * hidden * 2 + hidden * kv * 2 + 3 * hidden * ffn
+    assert layer == 855_638_016
+    t = comms.weight_gathered_crossover_tokens(layer, hidden)
+    assert t == pytest.approx(26_112)
+    for n in (2, 8):
+        assert comms.megatron_layer_bytes(t, hidden, n) == pytest.approx(comms.weight_gathered_layer_bytes(layer, n))
+        assert comms.megatron_layer_bytes(2 * t, hidden, n) > comms.weight_gathered_layer_bytes(layer, n)
+
+
+def test_tp_decode_step_parts():
+    r = comms.tp_decode_step(n_params=70e9, hidden=8192, n_layers=80, batch=1, n_chips=8, mem_bandwidth=3.35e12,
+                             peak_flops=989e12, link_bandwidth=450e9, latency=1e-6)
+    assert r["t_mem"] == pytest.approx(140e9 / 8 / 3.35e12)
+    assert r["t_math"] == pytest.approx(2 * 70e9 / 8 / 989e12)
+    assert r["t_comm"] == pytest.approx(80 * 2 * (14 * 1e-6 + 1.75 * 8192 * 2 / 450e9))
+    assert r["bound"] == "memory"
+    big = comms.tp_decode_step(70e9, 8192, 80, np.array([1.0, 4096.0]), 8, 3.35e12, 989e12, 32e9, 1e-6)
+    assert list(big["bound"]) == ["memory", "communication"]
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        comms.ring_allreduce_bytes(-1, 4)
+    with pytest.raises(ValueError):
+        comms.ring_allreduce_bytes(10, 2.5)
+    with pytest.raises(ValueError):
+        comms.transfer_time(10, 1e9, latency=-1)

@@ -1,0 +1,47 @@
+"""Chapters 7-9 exercises: expected values against hand computations on a made-up machine and datasheets."""
+
+import roofline_lib as rl
+from roofline_lib.exercises import check
+
+# a made-up measured machine: 100 GFLOP/s fp64, 200 fp32, 20 GB/s
+FAKE = rl.Accelerator(name="fake", peak_flops_by_dtype={"fp64": 100e9, "fp32": 200e9}, mem_bandwidth=20e9,
+                      mem_capacity=16e9)
+
+
+def test_ch07_on_a_made_up_machine():
+    assert check("07.ridge_measured", 5.0, hw=FAKE)
+    assert check("07.vector_add_time", 24e7 / 20e9, hw=FAKE)
+    assert check("07.smallest_compute_bound_matmul", 60, hw=FAKE)  # n / 12 = 5
+    # dot of 1e6: 2e6 FLOPs over 8 * (2e6 + 1) bytes; attainable = 20e9 * intensity; ran in 1 ms
+    attainable = 20e9 * 2e6 / (8 * (2e6 + 1))
+    assert check("07.dot_fraction", (2e6 / 1e-3) / attainable, hw=FAKE, n=10**6, seconds=1e-3)
+    assert check("07.diagnosis", "compute", t_base=1.0, t_more_flops=4.0, t_more_bytes=1.0, flop_factor=4,
+                 byte_factor=4)
+    assert not check("07.diagnosis", "memory", t_base=1.0, t_more_flops=4.0, t_more_bytes=1.0, flop_factor=4,
+                     byte_factor=4)
+    # H200 SXM datasheet: fp64 (tensor) 67 TFLOP/s, 4.8 TB/s
+    assert check("07.h200_ridge_ratio", 67e12 / 4.8e12 / 5.0, hw=FAKE)
+
+
+def test_ch08_by_hand():
+    assert check("08.calls_per_second", 2e6, overhead=0.5e-6)
+    assert check("08.flat_region_end", 0.5e-6 * 20e9 / 24, overhead=0.5e-6, bandwidth=20e9)
+    # separate: 1000 x max(0.5 us, 384 B / 20 GB/s = 19.2 ns) = 500 us; fused: max(0.5 us, 19.2 us)
+    assert check("08.fused_speedup", 500e-6 / 19.2e-6, overhead=0.5e-6, bandwidth=20e9)
+    assert check("08.h100_flat_region", 5e-6 * 3.35e12 / 6)
+
+
+def test_ch09_by_hand():
+    assert check("09.allreduce_bytes", 112e6)
+    assert check("09.nvlink_allreduce_time", 112e6 / 450e9)
+    assert not check("09.nvlink_allreduce_time", 112e6 / 900e9)  # both directions: the classic slip
+    assert check("09.nvlink_over_pcie", 900 / 128)
+    assert check("09.crossover_tokens", 855_638_016 / (4 * 8192))
+    assert check("09.decode_bound_pcie", "communication")
+
+
+def test_every_new_question_has_a_prompt():
+    for prefix in ("07.", "08.", "09."):
+        qs = rl.exercises.questions(prefix)
+        assert len(qs) >= 4
+        assert all(q.prompt for q in qs)
