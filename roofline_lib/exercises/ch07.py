@@ -1,37 +1,44 @@
 """Chapter 7: measure your machine. Questions on measured numbers take the reader's own
-measurement as context (``hw=profile.accelerator``, times, ...), so the check follows their machine."""
+measurement as context, as plain numbers (``peak_fp64=..., bandwidth=...``, times), so the check
+follows their machine and a grader can read the context back from the notebook."""
 
 import math
 
-from .. import attainable_flops, dot, estimate, get_accelerator, vector_add
+from .. import Accelerator, attainable_flops, dot, estimate, get_accelerator, vector_add
 from ..measure import classify_response
 from .core import Question
 
 
-def _ridge(hw):
-    return hw.ridge_point("fp64")
+def _machine(peak_fp64, bandwidth):
+    """The reader's measured roofline, rebuilt from its two numbers (FLOP/s, byte/s)."""
+    return Accelerator(name="your machine", peak_flops_by_dtype={"fp64": peak_fp64}, mem_bandwidth=bandwidth,
+                       mem_capacity=1.0)  # capacity plays no part in these questions
 
 
-def _vector_add_time(hw, n=10**7):
-    return float(estimate(vector_add(n, "fp64"), hw).lower)
+def _ridge(peak_fp64, bandwidth):
+    return _machine(peak_fp64, bandwidth).ridge_point("fp64")
 
 
-def _smallest_compute_bound_matmul(hw):
+def _vector_add_time(peak_fp64, bandwidth, n=10**7):
+    return float(estimate(vector_add(n, "fp64"), _machine(peak_fp64, bandwidth)).lower)
+
+
+def _smallest_compute_bound_matmul(peak_fp64, bandwidth):
     # square fp64 matmul: 2 n^3 FLOPs over 3 * 8 n^2 bytes -> intensity n / 12
-    return math.ceil(12 * hw.ridge_point("fp64"))
+    return math.ceil(12 * _ridge(peak_fp64, bandwidth))
 
 
-def _dot_fraction(hw, n, seconds):
+def _dot_fraction(peak_fp64, bandwidth, n, seconds):
     w = dot(n, "fp64")
-    return float((w.flops / seconds) / attainable_flops(w.intensity, hw, "fp64"))
+    return float((w.flops / seconds) / attainable_flops(w.intensity, _machine(peak_fp64, bandwidth), "fp64"))
 
 
 def _diagnosis(t_base, t_more_flops, t_more_bytes, flop_factor, byte_factor):
     return classify_response(t_base, t_more_flops, t_more_bytes, flop_factor, byte_factor)[0]
 
 
-def _h200_vs_here(hw):
-    return get_accelerator("H200").ridge_point("fp64") / hw.ridge_point("fp64")
+def _h200_vs_here(peak_fp64, bandwidth):
+    return get_accelerator("H200").ridge_point("fp64") / _ridge(peak_fp64, bandwidth)
 
 
 QUESTIONS = [
