@@ -9,11 +9,11 @@ or non-positive figure, naming the file, the chip and the field.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import pathlib
 import re
 
+from .catalog import Catalog
 from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
 
 try:  # Python 3.11+
@@ -226,56 +226,20 @@ def load_accelerator(path):
     )
 
 
-def _key(name):
-    return re.sub(r"[\s_\-]+", "", name.lower())
+_CATALOG = Catalog(ACCELERATOR_DIR, load_accelerator, "accelerator")
 
 
-_CACHE = {}
-
-
-def _registry(directory=None):
-    """Map of normalised name/alias -> Accelerator for every file in ``directory``."""
-    directory = pathlib.Path(directory or ACCELERATOR_DIR)
-    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in directory.glob("*.toml")))
-    cached = _CACHE.get(directory)
-    if cached and cached[0] == stamp:
-        return cached[1]
-    registry = {}
-    for path in sorted(directory.glob("*.toml")):
-        acc = load_accelerator(path)
-        for label in (acc.name, *acc.aliases):
-            key = _key(label)
-            if key in registry and registry[key].name != acc.name:
-                raise ValueError(
-                    f"{path.name}: name or alias {label!r} is already used by {registry[key].name!r}"
-                )
-            registry[key] = acc
-    _CACHE[directory] = (stamp, registry)
-    return registry
+def _registry():
+    return _CATALOG.items()
 
 
 def list_accelerators():
     """Names of every accelerator in data/accelerators/, in file order."""
-    seen = []
-    for acc in _registry().values():
-        if acc.name not in seen:
-            seen.append(acc.name)
-    return seen
+    return _CATALOG.names()
 
 
 def get_accelerator(name):
     """Look up a chip by name or alias, case- and punctuation-insensitive ("h200", "H100-SXM")."""
     if isinstance(name, Accelerator):
         return name
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"accelerator name must be a non-empty string, got {name!r}")
-    registry = _registry()
-    key = _key(name)
-    if key in registry:
-        return registry[key]
-    close = difflib.get_close_matches(key, list(registry), n=5, cutoff=0.5)
-    names = list(dict.fromkeys(registry[c].name for c in close))
-    hint = f"; did you mean {', '.join(repr(n) for n in names)}?" if names else ""
-    raise ValueError(
-        f"unknown accelerator {name!r}{hint} Known: {', '.join(list_accelerators())}"
-    )
+    return _CATALOG.get(name)

@@ -13,12 +13,11 @@ norm vectors included; Llama-style models have no biases.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import pathlib
-import re
 
 import numpy as np
 
+from .catalog import Catalog
 from .dtypes import bytes_per_element
 from .hardware import DATA_DIR
 from .validation import positive
@@ -245,50 +244,19 @@ def load_model(path):
         raise ValueError(f"{path.name}: {exc}") from None
 
 
-def _key(name):
-    return re.sub(r"[\s_\-.]+", "", name.lower())
-
-
-_CACHE = {}
-
-
-def _registry(directory=None):
-    directory = pathlib.Path(directory or MODEL_DIR)
-    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in directory.glob("*.toml")))
-    cached = _CACHE.get(directory)
-    if cached and cached[0] == stamp:
-        return cached[1]
-    registry = {}
-    for path in sorted(directory.glob("*.toml")):
-        model = load_model(path)
-        for label in (model.name, *model.aliases):
-            key = _key(label)
-            if key in registry and registry[key].name != model.name:
-                raise ValueError(f"{path.name}: name or alias {label!r} is already used by {registry[key].name!r}")
-            registry[key] = model
-    _CACHE[directory] = (stamp, registry)
-    return registry
+_CATALOG = Catalog(MODEL_DIR, load_model, "model")
 
 
 def list_models():
     """Names of every model in data/models/."""
-    return list(dict.fromkeys(m.name for m in _registry().values()))
+    return _CATALOG.names()
 
 
 def get_model(name):
     """Look up a model by name or alias, case- and punctuation-insensitive ("llama-2-7b", "Llama2 7B")."""
     if isinstance(name, Model):
         return name
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"model name must be a non-empty string, got {name!r}")
-    registry = _registry()
-    key = _key(name)
-    if key in registry:
-        return registry[key]
-    close = difflib.get_close_matches(key, list(registry), n=5, cutoff=0.5)
-    names = list(dict.fromkeys(registry[c].name for c in close))
-    hint = f"; did you mean {', '.join(repr(n) for n in names)}?" if names else ""
-    raise ValueError(f"unknown model {name!r}{hint} Known: {', '.join(list_models())}")
+    return _CATALOG.get(name)
 
 
 def expected_experts_touched(num_experts, experts_per_token, tokens):

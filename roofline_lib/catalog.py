@@ -1,0 +1,53 @@
+"""A folder of TOML files, one item each, looked up by name or alias (used for chips and models)."""
+
+from __future__ import annotations
+
+import difflib
+import pathlib
+import re
+
+
+def name_key(name):
+    """'H200-SXM', 'h200 sxm', 'Llama-2.7B' -> one spelling: case, spaces, '-', '_' and '.' ignored."""
+    return re.sub(r"[\s_\-.]+", "", name.lower())
+
+
+class Catalog:
+    """Items loaded by ``load(path)`` from ``directory/*.toml``, reloaded when a file changes."""
+
+    def __init__(self, directory, load, kind):
+        self.directory = pathlib.Path(directory)
+        self.load = load
+        self.kind = kind  # "accelerator", "model": for messages
+        self._stamp, self._items = None, {}
+
+    def items(self):
+        """Map of name key -> item, every name and alias included."""
+        stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in self.directory.glob("*.toml")))
+        if stamp != self._stamp:
+            items = {}
+            for path in sorted(self.directory.glob("*.toml")):
+                item = self.load(path)
+                for label in (item.name, *item.aliases):
+                    key = name_key(label)
+                    if key in items and items[key].name != item.name:
+                        raise ValueError(f"{path.name}: name or alias {label!r} is already used by "
+                                         f"{items[key].name!r}")
+                    items[key] = item
+            self._stamp, self._items = stamp, items
+        return self._items
+
+    def names(self):
+        return list(dict.fromkeys(item.name for item in self.items().values()))
+
+    def get(self, name):
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{self.kind} name must be a non-empty string, got {name!r}")
+        items = self.items()
+        key = name_key(name)
+        if key in items:
+            return items[key]
+        close = difflib.get_close_matches(key, list(items), n=5, cutoff=0.5)
+        names = list(dict.fromkeys(items[c].name for c in close))
+        hint = f"; did you mean {', '.join(repr(n) for n in names)}?" if names else ""
+        raise ValueError(f"unknown {self.kind} {name!r}{hint} Known: {', '.join(self.names())}")
