@@ -1,4 +1,4 @@
-"""The self-check machinery (roofline_lib/exercises/core.py) and the questions of chapters 00 and 01.
+"""The self-check machinery (roofline_lib/exercises/core.py) and the questions of chapters 00 to 04.
 
 Expected values are hand computations from datasheet figures, never read back from the library:
 H200 SXM 989.4 TFLOP/s dense bf16, 4.8 TB/s; H100 SXM5 989.4 TFLOP/s, 3.35 TB/s;
@@ -235,3 +235,83 @@ def test_notebook_01_solutions_are_correct_and_blank_version_works(src):
     namespace = {"rl": rl, "np": np}
     exec(compile(blank, "<exercise>", "exec"), namespace)
     assert not eval(last, namespace).answered
+
+
+# ---------------------------------------------------------------- chapters 02-04, against hand computations
+
+H200_RIDGE = 989.4 / 4.8            # FLOP/byte, dense bf16 over HBM3e
+A100_RIDGE = 312 / 2.039            # A100 80GB SXM4, fp16 = bf16 = 312 TFLOP/s dense
+
+
+def _critical_m(ridge, n, k):       # M N K / (M N + N K + M K) = R, solved by hand for M
+    return ridge * n * k / (n * k - ridge * (n + k))
+
+
+HAND_02_04 = {
+    "02.ridge_h200": H200_RIDGE,
+    "02.attainable_a100_50": 2.039e12 * 50,                  # 102 TFLOP/s < 312: on the slope
+    "02.bound_180": "memory",                                # 180 < 206
+    "02.h200_h100_bandwidth": 4.8 / 3.35,
+    "02.decode_speedup_h200": 4.8 / 2.039,                   # memory-bound: the bandwidth ratio
+    "02.achieved_fraction_h200": 4.0 / 4.8,                  # 100 FLOP/B is below both ridges (199, 206)
+    "03.flops_4096": 2 * 4096**3,
+    "03.square_intensity": 4096 / 3,
+    "03.limit_fp8_bf16_out": 2 * 8192 * 8192 / (8192 + 2 * 8192),   # erratum 3: 5461, not 8192
+    "03.gemv_bound": "memory",                               # about 1 FLOP/B
+    "03.critical_M_h200": _critical_m(H200_RIDGE, 8192, 8192),
+    "03.critical_M_a100_fp16": _critical_m(A100_RIDGE, 4096, 14336),
+    "03.bytes_b200_example": 2 * (64 * 4096 + 4096 * 8192 + 64 * 8192),   # ~69e6, the scaling book's figure
+    "04.decode_llama3_8b": 32 * 8192 / (32 + 8 * 8192),     # H T S / (H T + H_kv S), per bf16 byte
+    "04.prefill_per_element_g8": 2 * 8 * 1024 / (8 + 1),     # erratum 5: 2 G T / (G + 1) per element
+    "04.decode_bound": "memory",                             # at most G = 4 FLOP/B
+    "04.batch_ratio": 1.0,
+    "04.critical_T_h200": H200_RIDGE * (4 + 1) / 4,          # G T / (G + 1) = R
+    "04.decode_time_h200": 2 * 16 * (8192 * 8 * 256 + 1 * 32 * 256) / 4.8e12,   # K, V + Q, O bytes / bandwidth
+}
+
+
+def test_hand_values_02_04_match_published_figures():
+    assert round(HAND_02_04["02.ridge_h200"]) == 206
+    assert round(HAND_02_04["03.bytes_b200_example"] / 1e6) == 69
+    assert round(HAND_02_04["03.limit_fp8_bf16_out"]) == 5461
+
+
+@pytest.mark.parametrize("qid, value", sorted(HAND_02_04.items()))
+def test_chapters_02_04_hand_answers_are_accepted(qid, value):
+    feedback = check(qid, value)
+    assert feedback.correct, feedback.message
+
+
+def test_chapters_02_04_every_question_has_a_hand_value():
+    ids = {q.id for prefix in ("02.", "03.", "04.") for q in questions(prefix)}
+    assert ids == set(HAND_02_04)
+    for prefix in ("02.", "03.", "04."):
+        assert len(questions(prefix)) >= 4
+
+
+@pytest.mark.parametrize("qid, wrong", [
+    ("03.limit_fp8_bf16_out", 2 * 8192 * 8192 / (8192 + 8192)),   # the source's 2NK/(N+K) (erratum 3)
+    ("04.prefill_per_element_g8", 2 * 1024 / (1 + 8)),            # the source's 2T/(1+G) (erratum 5)
+    ("04.decode_llama3_8b", 2 * 4),                               # per element instead of per byte (erratum 6)
+    ("02.bound_180", "compute"),                                  # the A100's ridge (153) instead of the H200's
+])
+def test_the_sources_slips_are_rejected(qid, wrong):
+    assert not check(qid, wrong).correct
+
+
+@pytest.mark.parametrize("chapter", ["02", "03", "04"])
+def test_every_question_of_chapters_02_04_is_asked_in_its_notebook(chapter):
+    path = next(NOTEBOOKS.glob(f"{chapter}_*.ipynb"))
+    used = set()
+    for src in _code_cells(path):
+        used |= set(re.findall(r"""exercises\.check\(\s*["']([^"']+)["']""", src))
+    assert used == {q.id for q in questions(f"{chapter}.")}
+
+
+NUMERIC_HAND = sorted((q, v) for q, v in {**HAND, **HAND_02_04}.items() if not isinstance(v, str))
+
+
+@pytest.mark.parametrize("qid, value", NUMERIC_HAND)
+def test_expected_values_equal_the_hand_values(qid, value):
+    # tighter than the 2 % a student is allowed: the library's own answer must be the hand value
+    assert float(get_question(qid).expected()) == pytest.approx(value, rel=1e-9)
