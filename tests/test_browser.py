@@ -395,6 +395,17 @@ def _run_all(page, notebook, timeout=60):
 
 @pytest.mark.parametrize("notebook", _cases())
 def test_explorers_respond_in_browser(notebook, browser, lab, latencies):
+    """One retry in a fresh page: on a loaded 2-core machine JupyterLab now and then loses the first
+    frame of a figure or replaces a kernel mid-run. A real defect fails both attempts; the first
+    failure is printed either way."""
+    try:
+        _check_notebook(notebook, browser, lab, latencies)
+    except Exception as first:
+        print(f"\n{notebook}: first attempt failed, retrying once in a fresh page: {first}")
+        _check_notebook(notebook, browser, lab, latencies)
+
+
+def _check_notebook(notebook, browser, lab, latencies):
     tagged = explorer_cells(REPO / notebook)
     assert tagged, f"{notebook} has no code cell tagged {EXPLORER_TAG!r}"
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
