@@ -302,8 +302,9 @@ def horner(x, degree, out, block=1 << 14):
     """out = x^d + x^(d-1) + ... + 1 by Horner's rule, in cache-sized blocks.
 
     Memory traffic is fixed (read x, write out: 2 words per element) while the FLOPs
-    grow with ``degree`` (one multiply and one add per degree and element): the knob of
-    the "raise the FLOPs at fixed bytes" experiment.
+    grow with ``degree`` (exactly one multiply and one add per degree and element, starting
+    from y = 1, so ``horner_flops`` is the count executed): the knob of the "raise the FLOPs
+    at fixed bytes" experiment.
     """
     degree = int(degree)
     if degree < 1:
@@ -311,15 +312,15 @@ def horner(x, degree, out, block=1 << 14):
     multiply, add = np.multiply, np.add
     for j in range(0, x.size, block):
         xs, ys = x[j:j + block], out[j:j + block]
-        add(xs, 1.0, out=ys)
-        for _ in range(degree - 1):
+        ys.fill(1.0)
+        for _ in range(degree):
             multiply(ys, xs, out=ys)
             add(ys, 1.0, out=ys)
     return out
 
 
 def horner_flops(n, degree):
-    """FLOPs of ``horner`` over n elements: 2 per degree and element (the first add counted too)."""
+    """FLOPs of ``horner`` over n elements: one multiply and one add per degree and element."""
     return 2.0 * degree * n
 
 

@@ -107,3 +107,16 @@ def test_bad_input():
         comms.ring_allreduce_bytes(10, 2.5)
     with pytest.raises(ValueError):
         comms.transfer_time(10, 1e9, latency=-1)
+
+
+def test_link_figures_against_the_standards():
+    import roofline_lib as rl
+
+    # PCIe x16, per direction: Gen4 16 GT/s x 16 lanes / 8 bits = 32 GB/s, Gen5 twice that (raw rate, as the
+    # datasheets quote it); the library stores both directions added
+    assert rl.get_accelerator("A100 80GB SXM4").host_link_bandwidth == 2 * 16e9 * 16 / 8
+    assert rl.get_accelerator("H100 SXM").host_link_bandwidth == 2 * 32e9 * 16 / 8
+    # NVLink: 25 GB/s per direction per link; A100 has 12 links (NVLink3), H100 18 (NVLink4)
+    assert rl.get_accelerator("A100 80GB SXM4").interconnect_bandwidth_per_direction == 12 * 25e9
+    assert rl.get_accelerator("H100 SXM").interconnect_bandwidth_per_direction == 18 * 25e9
+    assert rl.get_accelerator("H100 SXM").interconnect_bandwidth == 2 * 18 * 25e9

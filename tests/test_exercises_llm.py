@@ -1,5 +1,7 @@
 """The chapter 05 and 06 self-checks accept their own answer, diagnose slips, and have enough questions."""
 
+import math
+
 import pytest
 
 import roofline_lib as rl
@@ -27,3 +29,26 @@ def test_independent_values():
     # 06.flash_decoding: 32 blocks on 132 SMs (24%) vs 4 splits, 128 blocks in one wave (97%)
     assert rl.exercises.check("06.flash_decoding", (128 / 132) / (32 / 132)).correct
     assert rl.exercises.check("05.prefill_bound", "compute-bound").correct
+
+
+def test_independent_values_by_hand():
+    # 05.decode_latency_13b: every weight but the embedding table (a lookup) plus the KV cache of 1,024
+    # positions (2 x 40 layers x 5120 x 2 bytes each), at the A100 80GB SXM4's 2.039 TB/s
+    weights = 2 * (13_015_864_320 - 32_000 * 5_120)
+    kv = 2 * 40 * 5_120 * 2 * 1_024
+    assert rl.exercises.check("05.decode_latency_13b", (weights + kv) / 2.039e12 * 1e3).correct
+    # 05.critical_batch_70b_h200: B K N / (B K + K N + B N) >= P solved for B, with the H200 datasheet's
+    # 989.5 TFLOP/s (half the 1,979 sparse headline) over 4.8 TB/s
+    K, N, P = 28_672, 8_192, 989.5e12 / 4.8e12
+    assert rl.exercises.check("05.critical_batch_70b_h200", math.ceil(P * K * N / (K * N - P * (K + N)))).correct
+    # 05.max_batch_fp8: (141 GB - 1 byte per parameter) / (2 x 80 x 8 x 128 x 8192 x 2 bytes), rounded down
+    per_sequence = 2 * 80 * 8 * 128 * 8_192 * 2
+    assert rl.exercises.check("05.max_batch_fp8", (141e9 - 70_553_706_496) // per_sequence).correct
+    # 06.int4_speedup: Llama-2-7B, weights but the embedding at 2 vs 0.5 bytes, plus 2,048 positions of KV cache
+    body = 6_738_415_616 - 32_000 * 4_096
+    kv = 2 * 32 * 4_096 * 2 * 2_048
+    assert rl.exercises.check("06.int4_speedup", (2 * body + kv) / (0.5 * body + kv)).correct
+    # 06.fused_mlp_bytes: x read once more, six [2048, 11008] crossings saved, bf16
+    assert rl.exercises.check("06.fused_mlp_bytes", 2 * (2_048 * 4_096 + 6 * 2_048 * 11_008) / 1e6).correct
+    # 06.prefill_int4: prefill is compute-bound, so fewer weight bytes do not change its time
+    assert rl.exercises.check("06.prefill_int4", 1.0).correct

@@ -28,9 +28,28 @@ def test_stream_bytes_rejects_unknown_kernel():
 
 
 def test_horner_flop_count_by_hand():
-    # degree 3 by Horner: ((x + 1) * x + 1) * x + 1 -> two multiply-adds after the first add;
-    # counted as 2 FLOPs per degree and element, the same as a dot product's multiply-add.
+    # degree 3 by Horner from y = 1: ((1 * x + 1) * x + 1) * x + 1 -> 3 multiplies and 3 adds per element
     assert measure.horner_flops(10, 3) == 60
+
+
+@pytest.mark.parametrize("degree", [1, 4, 32])
+def test_horner_flops_count_what_it_executes(monkeypatch, degree):
+    # brute force: count the elements every multiply and add call actually processes
+    executed = []
+    real_multiply, real_add = np.multiply, np.add
+
+    def counting(real):
+        def ufunc(a, b, out):
+            executed.append(out.size)
+            return real(a, b, out=out)
+        return ufunc
+
+    monkeypatch.setattr(np, "multiply", counting(real_multiply))
+    monkeypatch.setattr(np, "add", counting(real_add))
+    x = np.random.default_rng(0).random(1000) + 0.5
+    measure.horner(x, degree, np.empty_like(x), block=300)
+    monkeypatch.undo()
+    assert sum(executed) == measure.horner_flops(1000, degree)
 
 
 # ---------------------------------------------------------------- the kernels compute what they claim
