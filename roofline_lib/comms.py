@@ -116,14 +116,15 @@ def weight_gathered_crossover_tokens(layer_params, hidden):
 
 
 def tp_decode_step(n_params, hidden, n_layers, batch, n_chips, mem_bandwidth, peak_flops, link_bandwidth,
-                   latency=0.0, bytes_per_param=2, kv_bytes_per_token=0.0, context=0):
+                   latency=0.0, bytes_per_param=2, kv_bytes_per_token=0.0, context=0, activation_bytes=2):
     """Lower bounds on one decode step (one new token per sequence) of a dense transformer
     split over n chips with Megatron tensor parallelism.
 
     t_mem   each chip reads its 1/n of the weights (and of the KV cache) from its memory
     t_math  2 FLOPs per parameter and token, split over the chips
     t_comm  2 all-reduces per layer of [batch, hidden] activations over the link
-            (``link_bandwidth`` per direction), each paying 2(n-1) latencies
+            (``link_bandwidth`` per direction), each paying 2(n-1) latencies; activations are
+            ``activation_bytes`` per element (bf16) whatever the weights' dtype
     Returns a dict of the three times and the bound (the largest). Communication is
     counted as not overlapped with the rest, the seed's sequential assumption.
     """
@@ -134,7 +135,8 @@ def tp_decode_step(n_params, hidden, n_layers, batch, n_chips, mem_bandwidth, pe
     kv = np.asarray(kv_bytes_per_token, dtype=float) * np.asarray(context, dtype=float) * batch
     t_mem = (weights + kv) / n / positive("mem_bandwidth", mem_bandwidth)
     t_math = 2 * params * batch / n / positive("peak_flops", peak_flops)
-    per_layer = 2 * ring_allreduce_time(batch * positive("hidden", hidden) * bytes_per_param, n,
+    message = batch * positive("hidden", hidden) * positive("activation_bytes", activation_bytes)
+    per_layer = 2 * ring_allreduce_time(message, n,
                                         link_bandwidth, latency)
     t_comm = positive("n_layers", n_layers, integer=True) * np.asarray(per_layer, float)
     times = np.broadcast_arrays(np.asarray(t_math, float), np.asarray(t_mem, float), t_comm)

@@ -100,6 +100,12 @@ def test_tp_decode_step_parts():
     assert list(big["bound"]) == ["memory", "communication"]
 
 
+def test_fp8_weights_keep_bf16_activations_on_the_wire():
+    fp8 = comms.tp_decode_step(70e9, 8192, 80, 1, 8, 3.35e12, 989e12, 450e9, bytes_per_param=1)
+    assert fp8["t_mem"] == pytest.approx(70e9 / 8 / 3.35e12)  # 1 byte per weight
+    assert fp8["t_comm"] == pytest.approx(80 * 2 * 1.75 * 8192 * 2 / 450e9)  # still 2 bytes per activation
+
+
 def test_bad_input():
     with pytest.raises(ValueError):
         comms.ring_allreduce_bytes(-1, 4)
