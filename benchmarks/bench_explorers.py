@@ -3,15 +3,14 @@
 What is timed, for each explorer: setting its main slider's value (an ipywidgets
 control, exactly what a drag in JupyterLab does on the Python side) until the
 figure has been redrawn. That runs the observer chain: ``update`` (numbers,
-``set_data`` on the artists), the HTML readout, and ``draw_idle``.
+``set_data`` on the artists), the HTML readout, and the redraw.
 
 - Agg backend: ``draw_idle`` renders the whole figure at once, so the redraw is
   inside the time.
-- ipympl backend (``%matplotlib widget``; run here without a browser): ``draw_idle``
-  only asks the browser for a frame, and the browser's request runs
-  ``canvas.draw()``, which renders the figure and encodes the changed pixels as a
-  PNG for the browser. The time is the value change plus that ``canvas.draw()``.
-  Sending the frame over the websocket and painting it are not included.
+- ipympl backend (``%matplotlib widget``; run here without a browser): the explorer
+  calls ``canvas.draw()`` at once, which renders the figure and encodes the changed
+  pixels as a PNG for the browser; that is inside the time. Sending the frame over
+  the websocket and painting it are not included.
 
 The naive version is what an ``interact`` callback usually does: clear the
 figure and plot everything again (roofs, ridge labels, legend, constrained
@@ -110,7 +109,6 @@ def main():
             subprocess.run([sys.executable, __file__, "--backend", backend, "--updates", str(args.updates)],
                            check=True)
         return
-    ipympl = args.backend == "ipympl"
     cases = [
         ("roofline (intensity)", RooflineExplorer, "intensity", np.geomspace(0.2, 5000, args.updates), naive_roofline),
         ("matmul (M)", MatmulExplorer, "M", np.geomspace(1, 32768, args.updates), naive_matmul),
@@ -124,10 +122,8 @@ def main():
         values = [float(v) for v in values]
         # one warm-up change each, so font and path caches are filled before timing
         control.value = values[-1]
-        def change(v, c=control, canvas=explorer.fig.canvas):
-            c.value = v
-            if ipympl:  # what the browser's request for the new frame runs
-                canvas.draw()
+        def change(v, c=control):
+            c.value = v  # refresh() redraws: draw_idle on Agg, draw() (render + PNG) on ipympl
 
         fast = timed(change, values)
         assert explorer.last is not None, "the explorer refused a slider value"
