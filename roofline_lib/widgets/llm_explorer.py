@@ -28,8 +28,8 @@ class LLMExplorer(Explorer):
                                          description="model", **dropdown),
             "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
                                         value=get_accelerator(chip).name, description="chip", **dropdown),
-            "batch": log_slider("batch", 1, 1024, batch, base=2, readout_format=".0f"),
-            "context": log_slider("context", 128, 131072, context, base=2, readout_format=".0f"),
+            "batch": log_slider("batch", 1, 1024, batch, base=2, step=0.5, readout_format=".0f"),  # whole sequences
+            "context": log_slider("context", 128, 131072, context, base=2, step=0.5, readout_format=".0f"),
             "weight_dtype": ipywidgets.Dropdown(options=DTYPES, value=weight_dtype, description="weights",
                                                 **dropdown),
             "kv_dtype": ipywidgets.Dropdown(options=DTYPES[:3], value=kv_dtype, description="KV cache", **dropdown),
