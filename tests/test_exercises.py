@@ -190,8 +190,10 @@ def test_every_question_is_answerable(q):
     expected = q.expected()
     if q.kind == "choice":
         assert expected in q.choices
-        assert all(alias_target in q.choices for alias_target in q.aliases.values())
         assert check(q.id, expected).correct
+        if expected in ("compute", "memory", "communication", "overhead"):  # spellings readers use
+            assert check(q.id, f" {expected.title()}-Bound ").correct
+            assert check(q.id, f"{expected} bound").correct
     else:
         assert q.kind == "number"
         assert isinstance(float(expected), float) and math.isfinite(expected) and expected > 0

@@ -8,10 +8,6 @@ from .core import Question
 
 # The matmul of 00.intensity_4096 ... 00.bound_h200: square, 4096 on each side, bf16.
 SIDE = 4096
-BOUND_ALIASES = {
-    "compute-bound": "compute", "compute bound": "compute", "math": "compute",
-    "memory-bound": "memory", "memory bound": "memory", "bandwidth": "memory",
-}
 
 
 def _square_on_h200():
@@ -61,7 +57,6 @@ QUESTIONS = [
         lambda: _square_on_h200().bound,
         kind="choice",
         choices=("compute", "memory"),
-        aliases=BOUND_ALIASES,
         hint="compare its arithmetic intensity with the H200's ridge point.",
     ),
 ]

@@ -6,10 +6,6 @@ from ..workloads import Workload
 from .core import Question
 
 BOUND_CHOICES = ("compute", "memory")
-BOUND_ALIASES = {
-    "compute-bound": "compute", "compute bound": "compute", "math": "compute", "math-bound": "compute",
-    "memory-bound": "memory", "memory bound": "memory", "bandwidth": "memory", "bandwidth-bound": "memory",
-}
 
 # The kernel of questions 01.t_math_h100 ... 01.gap_h100: 4 TFLOP (bf16) that move 10 GB.
 KERNEL_FLOPS, KERNEL_BYTES = 4e12, 10e9
@@ -51,7 +47,6 @@ QUESTIONS = [
         lambda: _kernel_on_h100().bound,
         kind="choice",
         choices=BOUND_CHOICES,
-        aliases=BOUND_ALIASES,
         hint="compare T_math with T_mem, or the kernel's intensity with the chip's ridge point",
     ),
     Question(

@@ -30,7 +30,6 @@ QUESTIONS = [
         expected=lambda: "compute" if 180 >= rl.get_accelerator("H200").ridge_point("bf16") else "memory",
         kind="choice",
         choices=("compute", "memory"),
-        aliases={"compute-bound": "compute", "memory-bound": "memory", "bandwidth": "memory"},
         hint="compare 180 with the H200's ridge point (it is not the A100's 153).",
     ),
     Question(

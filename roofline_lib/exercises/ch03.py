@@ -37,7 +37,6 @@ QUESTIONS = [
         expected=lambda: rl.estimate(rl.matmul(1, 8192, 8192), "H200").bound,
         kind="choice",
         choices=("compute", "memory"),
-        aliases={"compute-bound": "compute", "memory-bound": "memory"},
     ),
     Question(
         id="03.critical_M_h200",

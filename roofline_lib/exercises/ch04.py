@@ -35,7 +35,6 @@ QUESTIONS = [
         expected=lambda: rl.estimate(_llama3_8b(256, 1, 131072), "H200").bound,
         kind="choice",
         choices=("compute", "memory"),
-        aliases={"compute-bound": "compute", "memory-bound": "memory"},
         hint="does the batch appear in the intensity of attention at all?",
     ),
     Question(

@@ -49,6 +49,6 @@ QUESTIONS = [
              rtol=0.0, unit="sequences", hint="(capacity - weight bytes) / KV bytes per sequence, rounded down."),
     Question("05.prefill_bound", "Is prefill of a 4,096-token prompt of Llama-3-8B (batch 1) on an A100 "
              "compute-bound or memory-bound?", lambda: _prefill_bound(), kind="choice",
-             choices=("compute", "memory"), aliases={"compute-bound": "compute", "memory-bound": "memory"},
+             choices=("compute", "memory"),
              hint="Each weight is used by 4,096 tokens in one pass."),
 ]

@@ -11,6 +11,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+# Other words readers use for the bounds; "compute-bound" and "compute bound" need no entry,
+# since a trailing "bound" is dropped before the choices are compared.
+BOUND_ALIASES = {"math": "compute", "flops": "compute", "bandwidth": "memory", "memory bandwidth": "memory",
+                 "comms": "communication", "network": "communication", "launch": "overhead"}
+
 
 @dataclasses.dataclass(frozen=True)
 class Question:
@@ -29,7 +34,7 @@ class Question:
     rtol: float = 0.02
     unit: str = ""
     choices: tuple = ()
-    aliases: dict = dataclasses.field(default_factory=dict)
+    aliases: dict = dataclasses.field(default_factory=lambda: dict(BOUND_ALIASES))
     hint: str = ""
 
 
@@ -105,12 +110,21 @@ def judge(q, answer, expected):
     return _check_number(q, answer, expected)
 
 
+def _normalise_choice(q, answer):
+    given = " ".join(answer.strip().lower().replace("-", " ").split())
+    for text in (given, given.removesuffix(" bound")):
+        for key in (text, text.replace(" ", "-")):
+            key = q.aliases.get(key, key)
+            if key in q.choices:
+                return key
+    return given
+
+
 def _check_choice(q, answer, expected):
     if not isinstance(answer, str):
         return Feedback(q.id, False, f"❌ {q.id}: expected one of {', '.join(map(repr, q.choices))}, "
                         f"got a {type(answer).__name__} ({answer!r}).")
-    given = answer.strip().lower()
-    given = q.aliases.get(given, given)
+    given = _normalise_choice(q, answer)
     if given not in q.choices:
         return Feedback(q.id, False, f"❌ {q.id}: {answer!r} is not one of the choices: "
                         f"{', '.join(map(repr, q.choices))}.")
