@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipywidgets
 import numpy as np
+from matplotlib.ticker import EngFormatter
 
 from ..comms import tp_decode_step
 from ..hardware import get_accelerator, list_accelerators
@@ -45,7 +46,8 @@ class CommsExplorer(Explorer):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("batch (sequences, one new token each)")
-        ax.set_ylabel("time per decode step (s)")
+        ax.set_ylabel("time per decode step")
+        ax.yaxis.set_major_formatter(EngFormatter(unit="s"))
         ax.grid(True, alpha=0.3)
         self.lines = {k: ax.plot([], [], label=label)[0] for k, label in
                       (("t_mem", "memory (weights / chips)"), ("t_math", "compute"),
