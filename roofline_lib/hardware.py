@@ -35,7 +35,7 @@ class Accelerator:
     name: str
     peak_flops_by_dtype: dict  # dtype -> dense FLOP/s (ops/s for int8)
     mem_bandwidth: float  # byte/s
-    mem_capacity: float  # byte
+    mem_capacity: float  # byte, as the driver reports it (what a program can address)
     vendor: str = ""
     aliases: tuple = ()
     interconnect: str = ""
@@ -43,6 +43,7 @@ class Accelerator:
     host_link: str = ""
     host_link_bandwidth: float | None = None  # byte/s, both directions added
     compute_units: int | None = None  # SMs (NVIDIA), CUs (AMD), TensorCores (TPU)
+    mem_capacity_label: str = ""  # the datasheet's own words ("141 GB"): display only, never arithmetic
     sparse_flops_by_dtype: dict = dataclasses.field(default_factory=dict)  # never used by rooflines
     measured: dict = dataclasses.field(default_factory=dict)  # published achieved ceilings
     sources: dict = dataclasses.field(default_factory=dict)
@@ -114,7 +115,7 @@ class Accelerator:
     def __repr__(self):
         return (
             f"Accelerator({self.name!r}, bf16={self.peak_flops_by_dtype.get('bf16', float('nan')) / TERA:g} "
-            f"TFLOP/s, {self.mem_bandwidth / TERA:g} TB/s, {self.mem_capacity / GIGA:g} GB)"
+            f"TFLOP/s, {self.mem_bandwidth / TERA:g} TB/s, {self.mem_capacity / GIB:.4g} GiB)"
         )
 
 
@@ -128,7 +129,10 @@ def _positive_figure(where, field, value):
 
 # ---------------------------------------------------------------- file loading
 
-_REQUIRED = ("name", "vendor", "mem_bandwidth_TBps", "peak_dense_TFLOPs", "sources")
+_REQUIRED = ("name", "vendor", "mem_bandwidth_TBps", "mem_capacity_label", "peak_dense_TFLOPs", "sources")
+# Memory capacity as the driver reports it, in one of these units. Vendor "GB" of memory are
+# about GiB, so the datasheet's "141 GB" (kept as mem_capacity_label) is not 141e9 bytes.
+_CAPACITY_FIELDS = {"mem_capacity_MiB": 2**20, "mem_capacity_GiB": GIB, "mem_capacity_bytes": 1}
 
 
 def load_accelerator(path):
@@ -147,8 +151,16 @@ def load_accelerator(path):
     for field in _REQUIRED:
         if field not in raw:
             fail(field, "is missing")
-    if ("mem_capacity_GB" in raw) == ("mem_capacity_GiB" in raw):
-        fail("mem_capacity_GB", "must be given once, as mem_capacity_GB or mem_capacity_GiB")
+    if "mem_capacity_GB" in raw:
+        fail("mem_capacity_GB", "is ambiguous (vendor memory 'GB' are about GiB): put the datasheet's words in "
+             "mem_capacity_label (e.g. \"80 GB\") and the size the driver reports in mem_capacity_MiB "
+             "(nvidia-smi memory.total), mem_capacity_bytes or mem_capacity_GiB")
+    given = [f for f in _CAPACITY_FIELDS if f in raw]
+    if len(given) != 1:
+        fail("mem_capacity_MiB", f"must be given once, as one of {', '.join(_CAPACITY_FIELDS)}; got {given or 'none'}")
+    capacity_field = given[0]
+    if not isinstance(raw["mem_capacity_label"], str) or not raw["mem_capacity_label"].strip():
+        fail("mem_capacity_label", f"must be the datasheet's text, such as \"80 GB\"; got {raw['mem_capacity_label']!r}")
 
     def number(field, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -174,8 +186,7 @@ def load_accelerator(path):
               for d, v in table("sparse_headline_TFLOPs").items()}
 
     sources = table("sources")
-    figures = ["peak_dense_TFLOPs", "mem_bandwidth_TBps",
-               "mem_capacity_GiB" if "mem_capacity_GiB" in raw else "mem_capacity_GB"]
+    figures = ["peak_dense_TFLOPs", "mem_bandwidth_TBps", "mem_capacity_label", capacity_field]
     figures += [f for f in ("interconnect_GBps", "host_link_GBps", "compute_units") if f in raw]
     for field in figures:
         if not str(sources.get(field, "")).strip():
@@ -195,8 +206,7 @@ def load_accelerator(path):
                 measured[canonical_dtype(match.group(1))] = number(f"measured.{key}", value) * TERA
         measured["source"] = m["source"]
 
-    capacity = (number("mem_capacity_GiB", raw["mem_capacity_GiB"]) * GIB if "mem_capacity_GiB" in raw
-                else number("mem_capacity_GB", raw["mem_capacity_GB"]) * GIGA)
+    capacity = number(capacity_field, raw[capacity_field]) * _CAPACITY_FIELDS[capacity_field]
     optional = {}
     for field, key, scale in (("interconnect_GBps", "interconnect_bandwidth", GIGA),
                               ("host_link_GBps", "host_link_bandwidth", GIGA)):
@@ -216,6 +226,7 @@ def load_accelerator(path):
         sparse_flops_by_dtype=sparse,
         mem_bandwidth=number("mem_bandwidth_TBps", raw["mem_bandwidth_TBps"]) * TERA,
         mem_capacity=capacity,
+        mem_capacity_label=raw["mem_capacity_label"].strip(),
         interconnect=raw.get("interconnect", ""),
         host_link=raw.get("host_link", ""),
         measured=measured,

@@ -41,9 +41,13 @@ def test_independent_values_by_hand():
     # 989.5 TFLOP/s (half the 1,979 sparse headline) over 4.8 TB/s
     K, N, P = 28_672, 8_192, 989.5e12 / 4.8e12
     assert rl.exercises.check("05.critical_batch_70b_h200", math.ceil(P * K * N / (K * N - P * (K + N)))).correct
-    # 05.max_batch_fp8: (141 GB - 1 byte per parameter) / (2 x 80 x 8 x 128 x 8192 x 2 bytes), rounded down
+    # 05.max_batch_fp8: (0.9 x 143,771 MiB - 1 byte per parameter) / (2 x 80 x 8 x 128 x 8192 x 2 bytes),
+    # rounded down: 24. The slips: "141 GB" read as 141e9 bytes (26), or all of the memory (29)
     per_sequence = 2 * 80 * 8 * 128 * 8_192 * 2
-    assert rl.exercises.check("05.max_batch_fp8", (141e9 - 70_553_706_496) // per_sequence).correct
+    assert rl.exercises.check("05.max_batch_fp8", (0.9 * 143_771 * 2**20 - 70_553_706_496) // per_sequence).correct
+    assert (0.9 * 143_771 * 2**20 - 70_553_706_496) // per_sequence == 24
+    for slip in ((141e9 - 70_553_706_496) // per_sequence, (143_771 * 2**20 - 70_553_706_496) // per_sequence):
+        assert not rl.exercises.check("05.max_batch_fp8", slip).correct
     # 06.int4_speedup: Llama-2-7B, weights but the embedding at 2 vs 0.5 bytes, plus 2,048 positions of KV cache
     body = 6_738_415_616 - 32_000 * 4_096
     kv = 2 * 32 * 4_096 * 2 * 2_048

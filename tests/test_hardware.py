@@ -53,10 +53,25 @@ def test_dense_is_never_the_sparse_headline():
 def test_units_are_si():
     hw = rl.get_accelerator("H200")
     assert hw.mem_bandwidth == 4.8e12
-    assert hw.mem_capacity == 141e9
+    assert hw.mem_capacity == 143771 * 2**20   # nvidia-smi memory.total on an H200: 143771MiB
     assert hw.interconnect_bandwidth == 900e9
     assert hw.interconnect_bandwidth_per_direction == 450e9
     assert rl.get_accelerator("TPU v4").mem_capacity == 32 * 2**30
+
+
+# Driver-reported totals (nvidia-smi memory.total, MiB) from public printouts, independent of data/:
+# modal-labs/modal-client pull request #2797 and H200 printouts ('/ 143771MiB').
+NVIDIA_SMI_MIB = {"H200 SXM": 143771, "A100 80GB SXM4": 81920, "H100 SXM5": 81559, "A100 40GB SXM4": 40960,
+                  "A10": 23028, "L40S": 46068, "L4": 23034}
+
+
+@pytest.mark.parametrize("chip, mib", sorted(NVIDIA_SMI_MIB.items()))
+def test_capacity_is_what_the_driver_reports(chip, mib):
+    hw = rl.get_accelerator(chip)
+    assert hw.mem_capacity == pytest.approx(mib * 2**20, rel=0.015)
+    # the datasheet's "N GB" read as N x 1e9 bytes under-counts every one of them
+    label_gb = float(hw.mem_capacity_label.split()[0])
+    assert label_gb * 1e9 < hw.mem_capacity
 
 
 def test_h200_has_h100_compute_and_1_4x_bandwidth():
@@ -117,13 +132,15 @@ GOOD = """
 name = "Test chip"
 vendor = "Test"
 mem_bandwidth_TBps = 1.0
-mem_capacity_GB = 10
+mem_capacity_label = "10 GB"
+mem_capacity_MiB = 10240
 [peak_dense_TFLOPs]
 bf16 = 100
 [sources]
 peak_dense_TFLOPs = "made up for the test"
 mem_bandwidth_TBps = "made up"
-mem_capacity_GB = "made up"
+mem_capacity_label = "made up"
+mem_capacity_MiB = "made up"
 """
 
 
@@ -145,8 +162,13 @@ def test_loader_accepts_a_minimal_file(tmp_path):
     (GOOD.replace("bf16 = 100", "bf16 = 0"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
     (GOOD.replace("bf16 = 100", "bf16 = nan"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
     (GOOD.replace("bf16 = 100", "bf17 = 100"), "not a known dtype"),
-    (GOOD.replace('mem_capacity_GB = "made up"', ""), "sources.mem_capacity_GB' is missing"),
-    (GOOD.replace("mem_capacity_GB = 10\n", ""), "mem_capacity_GB"),
+    (GOOD.replace('mem_capacity_MiB = "made up"', ""), "sources.mem_capacity_MiB' is missing"),
+    (GOOD.replace("mem_capacity_MiB = 10240\n", ""), "mem_capacity_MiB' must be given once"),
+    (GOOD.replace("mem_capacity_MiB = 10240\n", "mem_capacity_MiB = 10240\nmem_capacity_GiB = 10\n"),
+     "must be given once"),
+    (GOOD.replace("mem_capacity_MiB = 10240\n", "mem_capacity_GB = 10\n"), "'mem_capacity_GB' is ambiguous"),
+    (GOOD.replace('mem_capacity_label = "10 GB"\n', ""), "'mem_capacity_label' is missing"),
+    (GOOD.replace('mem_capacity_label = "10 GB"\n', "mem_capacity_label = 10\n"), "datasheet's text"),
     (GOOD + "\n[[", "not valid TOML"),
 ])
 def test_loader_names_file_chip_and_field(tmp_path, broken, message):

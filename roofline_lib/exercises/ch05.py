@@ -25,7 +25,8 @@ def _critical_batch_70b_h200():
 
 
 def _max_batch_fp8():
-    return llm.max_batch("llama-3-70b", "H200", 8192, weight_dtype="fp8", kv_dtype="bf16")
+    return llm.max_batch("llama-3-70b", "H200", 8192, weight_dtype="fp8", kv_dtype="bf16",
+                         usable_fraction=llm.VLLM_GPU_MEMORY_UTILIZATION)
 
 
 def _prefill_bound():
@@ -45,8 +46,11 @@ QUESTIONS = [
              lambda: _critical_batch_70b_h200(), rtol=0.01, unit="sequences",
              hint="Intensity is about B for B much smaller than the matrix sides, but not exactly: keep every term."),
     Question("05.max_batch_fp8", "Largest batch of 8,192-position sequences Llama-3-70B can serve on one H200 "
-             "with fp8 weights and a bf16 KV cache (weights + KV cache only).", lambda: _max_batch_fp8(),
-             rtol=0.0, unit="sequences", hint="(capacity - weight bytes) / KV bytes per sequence, rounded down."),
+             "(nvidia-smi reports 143,771 MiB) with fp8 weights and a bf16 KV cache, when the serving engine "
+             "takes 90 % of that memory for weights + KV cache (vLLM's default).", lambda: _max_batch_fp8(),
+             rtol=0.0, unit="sequences",
+             hint="0.9 x 143,771 x 2^20 bytes, minus 1 byte per parameter, over the KV bytes of one sequence, "
+                  "rounded down. A MiB is 2^20 bytes, not 1e6."),
     Question("05.prefill_bound", "Is prefill of a 4,096-token prompt of Llama-3-8B (batch 1) on an A100 "
              "compute-bound or memory-bound?", lambda: _prefill_bound(), kind="choice",
              choices=("compute", "memory"),
