@@ -8,7 +8,7 @@ import importlib
 
 from .dtypes import BYTES_PER_ELEMENT, bytes_per_element
 from .hardware import Accelerator, get_accelerator, list_accelerators, load_accelerator
-from .roofline import Estimate, attainable_flops, estimate
+from .roofline import Estimate, attainable_flops, estimate, mbu, mfu
 from .workloads import Workload, attention, dot, elementwise, matmul, vector_add
 
 _LAZY = {"symbolic", "plotting", "widgets", "exercises", "measure", "llm", "comms"}
@@ -26,6 +26,6 @@ def __getattr__(name):
 
 __all__ = [
     "Accelerator", "BYTES_PER_ELEMENT", "Estimate", "Workload", "attainable_flops", "attention",
-    "bytes_per_element", "dot", "elementwise", "estimate", "get_accelerator", "list_accelerators",
+    "bytes_per_element", "dot", "elementwise", "estimate", "mbu", "mfu", "get_accelerator", "list_accelerators",
     "load_accelerator", "matmul", "vector_add",
 ]

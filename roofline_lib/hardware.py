@@ -160,7 +160,8 @@ def load_accelerator(path):
         fail("mem_capacity_MiB", f"must be given once, as one of {', '.join(_CAPACITY_FIELDS)}; got {given or 'none'}")
     capacity_field = given[0]
     if not isinstance(raw["mem_capacity_label"], str) or not raw["mem_capacity_label"].strip():
-        fail("mem_capacity_label", f"must be the datasheet's text, such as \"80 GB\"; got {raw['mem_capacity_label']!r}")
+        fail("mem_capacity_label", f"must be the datasheet's text, such as \"80 GB\"; "
+             f"got {raw['mem_capacity_label']!r}")
 
     def number(field, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -76,3 +76,31 @@ def estimate(workload, hw, dtype=None):
     t_math = sum(p.flops / hw.peak_flops(dtype or p.dtype) for p in workload.leaves())
     t_mem = workload.bytes / hw.mem_bandwidth
     return Estimate(workload, hw, t_math, t_mem)
+
+
+def _measured(workload, seconds, hw, n_chips):
+    if not isinstance(workload, Workload):
+        raise ValueError(f"needs a Workload (from rl.matmul, rl.decode_step, ...), got {type(workload).__name__}")
+    seconds = positive("seconds (the measured time)", seconds)
+    n_chips = positive("n_chips", n_chips, integer=True)
+    return get_accelerator(hw), seconds, n_chips
+
+
+def mbu(workload, seconds, hw, *, n_chips=1):
+    """Memory-bandwidth utilisation: the workload's bytes / measured seconds / (n_chips x memory bandwidth).
+
+    The share of the bandwidth roof a measured run used. Above 1 would mean the run moved its bytes
+    faster than the chips can: a wrong byte count or a wrong measurement. Vectorised over ``seconds``.
+    """
+    hw, seconds, n_chips = _measured(workload, seconds, hw, n_chips)
+    return workload.bytes / seconds / (n_chips * hw.mem_bandwidth)
+
+
+def mfu(workload, seconds, hw, dtype=None, *, n_chips=1):
+    """Model FLOP utilisation: the workload's FLOPs / measured seconds / (n_chips x peak FLOP/s).
+
+    Each part counts at the peak of its own compute dtype (``dtype`` overrides it for every part),
+    so mfu <= 1 exactly when the measured time is at least ``estimate(...).t_math``. Vectorised.
+    """
+    hw, seconds, n_chips = _measured(workload, seconds, hw, n_chips)
+    return estimate(workload, hw, dtype).t_math / (seconds * n_chips)
