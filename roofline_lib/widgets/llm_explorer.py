@@ -83,12 +83,12 @@ class LLMExplorer(Explorer):
         need = llm.memory_required(model, batch, context, weight_dtype, kv_dtype)
         fits = bool(need <= hw.mem_capacity)
         return {
-            "per-token latency (decode step)": f"{eng(est.lower, 's')} .. {eng(est.upper, 's')}",
+            "per-token latency (decode step, lower bound)": eng(est.lower, "s"),
             "decode throughput": eng(batch / est.lower, "token/s"),
             "decode intensity / ridge": f"{step.intensity:.3g} / {hw.ridge_point('bf16'):.3g} FLOP/B "
                                         f"({est.bound}-bound)",
             "prefill of the context": f"{eng(est_pre.lower, 's')} ({est_pre.bound}-bound)",
-            "memory: weights + KV cache": f"{eng(need, 'B')} of {eng(hw.mem_capacity, 'B')} "
-                                          f"({'fits' if fits else 'does NOT fit'})",
+            "memory: weights + KV cache": f"{eng(need, 'B')} of {eng(hw.mem_capacity, 'B')} (datasheet: "
+                                          f"'{hw.mem_capacity_label}') {'fits' if fits else 'does NOT fit'}",
             "largest batch at this context": str(llm.max_batch(model, hw, context, weight_dtype, kv_dtype)),
         }
