@@ -33,6 +33,7 @@ latent, as inference kernels do); MLA prefill decompresses K and V.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -400,9 +401,11 @@ def decode_attention_blocks(model, batch, splits=1):
 
 
 def flash_decoding_splits(model, hw, batch, context, min_chunk=256, max_splits=128):
-    """How many KV splits FlashDecoding uses: the fewest whose SM utilisation is within 85 % of the best
-    over 1..max_splits (the rule of flash-attn's ``num_splits_heuristic``), with chunks no shorter than
-    ``min_chunk`` positions. Vectorised over batch and context."""
+    """How many KV splits the course's occupancy model gives FlashDecoding: the fewest whose SM utilisation
+    (one block per SM) is within 85 % of the best over 1..max_splits, with chunks no shorter than
+    ``min_chunk`` positions. A simplification of flash-attn's ``num_splits_heuristic``, which counts two
+    blocks per SM and skips split counts that do not shorten the chunks (``flash_attn_num_splits``).
+    Vectorised over batch and context."""
     hw = get_accelerator(hw)
     if hw.compute_units is None:
         raise ValueError(f"{hw.name} has no SM/CU count in its data file; the occupancy model needs one")
@@ -416,6 +419,43 @@ def flash_decoding_splits(model, hw, batch, context, min_chunk=256, max_splits=1
     splits = candidates[np.argmax(good, axis=0)].reshape(base.shape) if base.ndim else candidates[np.argmax(good)]
     splits = np.asarray(splits, dtype=float).reshape(base.shape)
     return float(splits) if splits.ndim == 0 else splits
+
+
+def flash_attn_num_splits_heuristic(batch_nheads_mblocks, num_sms, num_n_blocks, max_splits=128):
+    """flash-attn 2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp), line for line: no split once
+    the blocks fill 80 % of ``num_sms`` slots; otherwise the fewest *eligible* splits (ones that shorten each
+    split's run of KV blocks) whose wave efficiency is within 85 % of the best."""
+    batch_nheads_mblocks = int(positive("batch_nheads_mblocks", batch_nheads_mblocks, integer=True))
+    num_sms = int(positive("num_sms", num_sms, integer=True))
+    num_n_blocks = int(positive("num_n_blocks", num_n_blocks, integer=True))
+    if batch_nheads_mblocks >= 0.8 * num_sms:
+        return 1
+    max_splits = min(int(max_splits), num_sms, num_n_blocks)
+
+    def eligible(s):
+        return s == 1 or -(-num_n_blocks // s) != -(-num_n_blocks // (s - 1))
+
+    efficiency = {}
+    for s in range(1, max_splits + 1):
+        if eligible(s):
+            waves = batch_nheads_mblocks * s / num_sms
+            efficiency[s] = waves / math.ceil(waves)
+    best = max(efficiency.values())
+    return next(s for s, e in efficiency.items() if e >= 0.85 * best)
+
+
+def flash_attn_num_splits(model, hw, batch, context, q_len=1):
+    """The KV splits flash-attn 2 picks for a decode attention call (``set_params_splitkv``): blocks of
+    64 queries, KV blocks of 256/128/64 positions for head_dim <= 64/<= 128/larger, and two thread
+    blocks per SM (128 threads each). Scalars only."""
+    m, hw = get_model(model), get_accelerator(hw)
+    if hw.compute_units is None:
+        raise ValueError(f"{hw.name} has no SM count in its data file; flash-attn's rule needs one")
+    block_n = 256 if m.head_dim <= 64 else (128 if m.head_dim <= 128 else 64)
+    n_blocks = math.ceil(positive("context", context, integer=True) / block_n)
+    m_blocks = math.ceil(positive("q_len", q_len, integer=True) / 64)
+    blocks = int(positive("batch", batch, integer=True)) * m.num_heads * m_blocks
+    return flash_attn_num_splits_heuristic(blocks, 2 * hw.compute_units, n_blocks)
 
 
 def decode_attention_time(model, hw, batch, context, kv_dtype="bf16", splits=1):

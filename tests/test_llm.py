@@ -430,3 +430,24 @@ def test_llm_explorer_updates_in_place():
     ex.controls["model"].value = "Llama-2-70B"
     ex.controls["chip"].value = "A100 80GB SXM4"
     assert "does NOT fit" in ex.refresh()["memory: weights + KV cache"]
+
+
+def test_flash_attn_split_heuristic_matches_its_own_comments():
+    # flash_api.cpp: "if we have batch * n_heads = 48 and we have 108 SMs, having 2 splits (efficiency = 0.89)
+    # is better than having 3 splits (efficiency = 0.67)"
+    assert llm.flash_attn_num_splits_heuristic(48, 108, 1000) == 2
+    # enough blocks for 80 % of the slots: no split
+    assert llm.flash_attn_num_splits_heuristic(87, 108, 1000) == 1
+    # "if we have 64 blocks and choose 11 splits, we'll have 6 * 10 + 4 blocks. If we choose 12 splits ...
+    # it's 11 splits anyway": a split count that does not shorten the runs is skipped. 10 blocks on 100 slots,
+    # 64 KV blocks: 10 splits fill every slot (best 1.0); 9 would reach 0.9 but cuts the 64 blocks into runs
+    # of 8, as 8 splits already do, so it is not eligible and the answer is 10, not 9
+    assert llm.flash_attn_num_splits_heuristic(10, 100, 64) == 10
+
+
+def test_flash_attn_picks_7_splits_where_the_course_model_picks_4():
+    # Llama-2-7B, batch 1, 32K context, H100 SXM (132 SMs): 32 blocks on 264 slots, 256 KV blocks of 128
+    assert llm.flash_attn_num_splits("llama-2-7b", "H100", 1, 32768) == 7
+    assert llm.flash_decoding_splits("llama-2-7b", "H100", 1, 32768) == 4   # one block per SM: 128 / 132
+    with pytest.raises(ValueError, match="whole number"):
+        llm.flash_attn_num_splits("llama-2-7b", "H100", 1.5, 32768)

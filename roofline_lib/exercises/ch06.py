@@ -36,7 +36,8 @@ def _prefill_int4():
 
 QUESTIONS = [
     Question("06.int4_speedup", "Speed-up of the decode-step lower bound of Llama-2-7B (batch 1, context 2,048) "
-             "on an A100 when weights go from bf16 to int4 (compute stays bf16).", lambda: _int4_speedup(),
+             "on an A100 when weights go from bf16 to int4 (compute stays bf16): the lower bound's gain, what a "
+             "kernel streaming its bytes at full bandwidth would give.", lambda: _int4_speedup(),
              unit="x", hint="Weights dominate the bytes, but the KV cache and activations do not shrink."),
     Question("06.fused_mlp_bytes", "Bytes (MB, 1e6) that fusing Llama-2-7B's gated MLP saves for 2,048 tokens in "
              "bf16: count the intermediates of gate, up, SiLU, multiply and down, unfused vs fused.",
