@@ -56,3 +56,15 @@ def test_independent_values_by_hand():
     assert rl.exercises.check("06.fused_mlp_bytes", 2 * (2_048 * 4_096 + 6 * 2_048 * 11_008) / 1e6).correct
     # 06.prefill_int4: prefill is compute-bound, so fewer weight bytes do not change its time
     assert rl.exercises.check("06.prefill_int4", 1.0).correct
+
+
+def test_chapter_10_against_published_and_hand_values():
+    # the held-out records, as their sources print them: gpt-fast README 38.01 tok/s; torchao README 180.80
+    q = rl.exercises.get_question("10.holdout_tp4")
+    assert q.expected() == pytest.approx(38.01, rel=1e-9)
+    assert rl.exercises.get_question("10.holdout_int4").expected() == pytest.approx(180.80, rel=1e-9)
+    assert rl.exercises.check("10.holdout_tp4", 36.0).correct and not rl.exercises.check("10.holdout_tp4", 47.4).correct
+    # 10.impossible: 20 x 2 x 13,015,864,320 bytes at 2.039 TB/s = 255 ms > 142.5 ms
+    assert 20 * 2 * 13_015_864_320 / 2.039e12 > 142.5e-3
+    assert rl.exercises.check("10.impossible", "impossible").correct
+    assert not rl.exercises.check("10.impossible", "possible").correct
