@@ -9,7 +9,8 @@
 A step is a sum of named per-layer operations (RMSNorm, QKV projection, RoPE,
 KV cache write, attention, output projection, residual add, MLP projections,
 SiLU x up, LM head ...), each counted as its own kernel: it reads its inputs
-and writes its outputs once (the ideal of a well-tiled kernel). Attention is
+and writes its outputs once (the minimum traffic, the ideal of a well-tiled
+kernel; real kernels can move more). Attention is
 counted as a fused FlashAttention-style kernel: the score matrix never goes to
 memory (``attention_chain(fused=False)`` counts the unfused version).
 
@@ -273,7 +274,8 @@ def time_by_category(workload, hw, dtype=None):
 
 def kernel_sum_time(workload, hw, dtype=None):
     """The step's time if its kernels run one after another, each at its own roofline bound:
-    sum of max(t_math, t_mem) over parts. Lies between estimate().lower and .upper."""
+    sum of max(t_math, t_mem) over parts. Lies between estimate().lower and .no_overlap (the
+    no-overlap time at peak rates; neither is a bound on what real kernels take)."""
     return sum(p.lower for p in estimate(workload, hw, dtype).parts)
 
 
@@ -378,9 +380,14 @@ def decode_attention_blocks(model, batch, splits=1):
 
 
 def flash_decoding_splits(model, hw, batch, context, min_chunk=256, max_splits=128):
-    """How many KV splits FlashDecoding uses: the fewest whose SM utilisation is within 85 % of the best
-    over 1..max_splits (the rule of flash-attn's ``num_splits_heuristic``), with chunks no shorter than
-    ``min_chunk`` positions. Vectorised over batch and context."""
+    """The course's own simplified split rule for FlashDecoding: the fewest KV splits whose SM
+    utilisation is within 85 % of the best over 1..max_splits, with chunks no shorter than
+    ``min_chunk`` positions. Vectorised over batch and context.
+
+    It borrows the 85 %-of-best-efficiency idea of flash-attn's ``num_splits_heuristic`` but is not
+    that rule: flash-attn counts the KV length in blocks of its kernel's tile, skips split counts that
+    leave the blocks per split unchanged, returns 1 once the grid nearly fills the SMs, and is passed
+    a different SM count by its callers, so it can choose a different number of splits."""
     hw = get_accelerator(hw)
     if hw.compute_units is None:
         raise ValueError(f"{hw.name} has no SM/CU count in its data file; the occupancy model needs one")
