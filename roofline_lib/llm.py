@@ -386,8 +386,8 @@ def flash_decoding_splits(model, hw, batch, context, min_chunk=256, max_splits=1
 
     It borrows the 85 %-of-best-efficiency idea of flash-attn's ``num_splits_heuristic`` but is not
     that rule: flash-attn counts the KV length in blocks of its kernel's tile, skips split counts that
-    leave the blocks per split unchanged, returns 1 once the grid nearly fills the SMs, and is passed
-    a different SM count by its callers, so it can choose a different number of splits."""
+    leave the blocks per split unchanged and returns 1 once the grid fills 80 % of the SMs, so it can
+    choose a different number of splits."""
     hw = get_accelerator(hw)
     if hw.compute_units is None:
         raise ValueError(f"{hw.name} has no SM/CU count in its data file; the occupancy model needs one")
