@@ -15,6 +15,7 @@ import re
 
 from .catalog import Catalog
 from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
+from .validation import positive
 
 try:  # Python 3.11+
     import tomllib
@@ -44,6 +45,7 @@ class Accelerator:
     host_link_bandwidth: float | None = None  # byte/s, both directions added
     compute_units: int | None = None  # SMs (NVIDIA), CUs (AMD), TensorCores (TPU)
     mem_capacity_label: str = ""  # the datasheet's own words ("141 GB"): display only, never arithmetic
+    special_function_rate: float | None = None  # op/s of the special-function units (exp2, log2, rcp, ...)
     sparse_flops_by_dtype: dict = dataclasses.field(default_factory=dict)  # never used by rooflines
     measured: dict = dataclasses.field(default_factory=dict)  # published achieved ceilings
     sources: dict = dataclasses.field(default_factory=dict)
@@ -60,7 +62,7 @@ class Accelerator:
         object.__setattr__(self, "peak_flops_by_dtype", clean)
         object.__setattr__(self, "mem_bandwidth", _positive_figure(where, "mem_bandwidth", self.mem_bandwidth))
         object.__setattr__(self, "mem_capacity", _positive_figure(where, "mem_capacity", self.mem_capacity))
-        for field in ("interconnect_bandwidth", "host_link_bandwidth"):
+        for field in ("interconnect_bandwidth", "host_link_bandwidth", "special_function_rate"):
             value = getattr(self, field)
             if value is not None:
                 object.__setattr__(self, field, _positive_figure(where, field, value))
@@ -82,6 +84,16 @@ class Accelerator:
     def ridge_point(self, dtype="bf16"):
         """FLOP per byte at which the roofline bends: peak_flops / mem_bandwidth."""
         return self.peak_flops(dtype) / self.mem_bandwidth
+
+    def exp_time(self, count):
+        """Seconds for ``count`` exponentials (or other special functions) at the special-function
+        units' peak rate: a third ceiling beside t_math and t_mem, since softmax's exponentials do
+        not run on the tensor cores. Vectorised. ValueError if the chip has no sourced rate."""
+        if self.special_function_rate is None:
+            with_data = sorted({a.name for a in _registry().values() if a.special_function_rate})
+            raise ValueError(f"{self.name} has no sourced special-function (exp) throughput in its data file; "
+                             f"chips that have one: {', '.join(with_data) or 'none'}")
+        return positive("count", count) / self.special_function_rate
 
     @property
     def interconnect_bandwidth_per_direction(self):
@@ -188,7 +200,8 @@ def load_accelerator(path):
 
     sources = table("sources")
     figures = ["peak_dense_TFLOPs", "mem_bandwidth_TBps", "mem_capacity_label", capacity_field]
-    figures += [f for f in ("interconnect_GBps", "host_link_GBps", "compute_units") if f in raw]
+    figures += [f for f in ("interconnect_GBps", "host_link_GBps", "compute_units", "special_function_TOPS")
+                if f in raw]
     for field in figures:
         if not str(sources.get(field, "")).strip():
             fail(f"sources.{field}", "is missing: every figure needs its source")
@@ -210,7 +223,8 @@ def load_accelerator(path):
     capacity = number(capacity_field, raw[capacity_field]) * _CAPACITY_FIELDS[capacity_field]
     optional = {}
     for field, key, scale in (("interconnect_GBps", "interconnect_bandwidth", GIGA),
-                              ("host_link_GBps", "host_link_bandwidth", GIGA)):
+                              ("host_link_GBps", "host_link_bandwidth", GIGA),
+                              ("special_function_TOPS", "special_function_rate", TERA)):
         if field in raw:
             optional[key] = number(field, raw[field]) * scale
     if "compute_units" in raw:

@@ -9,7 +9,8 @@
 A step is a sum of named per-layer operations (RMSNorm, QKV projection, RoPE,
 KV cache write, attention, output projection, residual add, MLP projections,
 SiLU x up, LM head ...), each counted as its own kernel: it reads its inputs
-and writes its outputs once (the ideal of a well-tiled kernel). Attention is
+and writes its outputs once (the minimum traffic, the ideal of a well-tiled
+kernel; real kernels can move more). Attention is
 counted as a fused FlashAttention-style kernel: the score matrix never goes to
 memory (``attention_chain(fused=False)`` counts the unfused version).
 
@@ -274,7 +275,8 @@ def time_by_category(workload, hw, dtype=None):
 
 def kernel_sum_time(workload, hw, dtype=None):
     """The step's time if its kernels run one after another, each at its own roofline bound:
-    sum of max(t_math, t_mem) over parts. Lies between estimate().lower and .upper."""
+    sum of max(t_math, t_mem) over parts. Lies between estimate().lower and .no_overlap (the
+    no-overlap time at peak rates; neither is a bound on what real kernels take)."""
     return sum(p.lower for p in estimate(workload, hw, dtype).parts)
 
 

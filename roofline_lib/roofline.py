@@ -1,4 +1,4 @@
-"""The roofline: attainable FLOP/s, and the time bounds of a workload on a chip."""
+"""The roofline: attainable FLOP/s, and the times of a workload on a chip at peak rates."""
 
 from __future__ import annotations
 
@@ -20,10 +20,16 @@ def attainable_flops(intensity, hw, dtype="bf16"):
 
 @dataclasses.dataclass(frozen=True)
 class Estimate:
-    """Time bounds of a workload on one chip, in seconds.
+    """Times of a workload on one chip at the datasheet's peak rates, in seconds.
 
-    lower = max(t_math, t_mem): compute and memory traffic fully overlapped.
-    upper = t_math + t_mem: no overlap at all. upper <= 2 * lower always.
+    lower = max(t_math, t_mem): compute and memory traffic fully overlapped. With
+    the workload's bytes being the minimum traffic, no kernel can beat it: a
+    lower bound.
+    no_overlap = t_math + t_mem: the same peak rates with no overlap at all.
+    It is *not* a bound on a real kernel, which can be slower still (it may
+    reach less than the peak rates, move more than the minimum bytes, or wait
+    on launches). no_overlap <= 2 * lower always. ``upper`` is its older name,
+    kept so that existing code runs.
     """
 
     workload: Workload
@@ -36,8 +42,14 @@ class Estimate:
         return np.maximum(self.t_math, self.t_mem)
 
     @property
-    def upper(self):
+    def no_overlap(self):
+        """t_math + t_mem: the time at peak rates if compute and memory never overlap."""
         return self.t_math + self.t_mem
+
+    @property
+    def upper(self):
+        """The older name of ``no_overlap`` (not a bound on a real kernel's time)."""
+        return self.no_overlap
 
     @property
     def bound(self):
@@ -59,12 +71,13 @@ class Estimate:
         if np.ndim(self.t_math) or np.ndim(self.t_mem):
             return f"Estimate({self.workload.name!r} on {self.hw.name}, array)"
         return (f"Estimate({self.workload.name!r} on {self.hw.name}: t_math={self.t_math:.4g} s, "
-                f"t_mem={self.t_mem:.4g} s, lower={self.lower:.4g} s, upper={self.upper:.4g} s, "
+                f"t_mem={self.t_mem:.4g} s, lower={self.lower:.4g} s, no_overlap={self.no_overlap:.4g} s, "
                 f"{self.bound}-bound)")
 
 
 def estimate(workload, hw, dtype=None):
-    """Lower and upper time bounds of ``workload`` on ``hw``.
+    """Times of ``workload`` on ``hw`` at peak rates: ``lower`` (fully overlapped, a lower bound)
+    and ``no_overlap`` (t_math + t_mem; a real kernel can take longer still).
 
     Each part runs at the peak of its own compute dtype (``dtype`` overrides it
     for every part); all bytes move at the chip's memory bandwidth.

@@ -2,8 +2,11 @@
 
 Every constructor accepts numpy arrays for its sizes, so a slider or a sweep
 evaluates thousands of shapes at once. Bytes count what must cross the memory
-interface at least once (inputs read, outputs written): the ideal a perfectly
-tiled kernel reaches, which is what a roofline bound needs.
+interface at least once (each input read once, each output written once): the
+minimum traffic, which a perfectly tiled kernel reaches and a roofline's lower
+bound needs. Real kernels can move more: a tiled matmul re-reads its inputs once
+per tile row or column, FlashAttention re-reads K and V once per query block,
+unless the on-chip cache serves the repeats.
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ class Workload:
 
 
 def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype=None, name="matmul"):
-    """X[M, K] @ Y[K, N] -> Z[M, N]: 2MNK FLOPs; reads X and Y once, writes Z once.
+    """X[M, K] @ Y[K, N] -> Z[M, N]: 2MNK FLOPs; reads X and Y once, writes Z once (the minimum traffic).
 
     ``dtype`` is X's dtype; Y (often the weights) and Z default to it. The
     compute dtype (whose peak applies) defaults to ``dtype``: with int4
@@ -99,9 +102,12 @@ def attention(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim=None,
     mask. With ``causal=True`` the T queries are the last T positions of the
     S keys, so query i sees S - T + i + 1 keys: pairs = T*S - T(T-1)/2 (half
     the square, plus the diagonal, for T = S). Softmax and scaling FLOPs are
-    not counted.
+    not counted; their exponentials (one per score) run on the special-function
+    units, a separate ceiling: ``Accelerator.exp_time``.
     Bytes: read Q [B,T,H,d_qk], K [B,S,H_kv,d_qk], V [B,S,H_kv,d_v]; write
     O [B,T,H,d_v]; the T x S score matrix never leaves the chip (fused kernel).
+    This is the minimum traffic: FlashAttention reads K and V once per block of
+    queries, more than once when T is longer than one block.
     """
     B = positive("batch", batch)
     H = positive("heads", heads)

@@ -299,7 +299,9 @@ ERROR_OUTPUTS = (".jp-Notebook [data-mime-type='application/vnd.jupyter.error'],
                  ".jp-Notebook [data-mime-type='application/vnd.jupyter.stderr']")
 
 RUN_STATE_JS = """(errorOutputs) => {
-  const prompts = Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt'))
+  // a collapsed input (source_hidden) shows a placeholder whose prompt has no execution count: skip it
+  const prompts = Array.from(document.querySelectorAll(
+    '.jp-Notebook .jp-CodeCell .jp-InputPrompt:not(.jp-Placeholder-prompt)'))
     .map((p) => p.textContent.trim());
   const idle = document.querySelector(".jp-Notebook-ExecutionIndicator[data-status='idle']") !== null;
   if (document.querySelector(errorOutputs) !== null && idle) return 'error';  // JupyterLab stops at an error
@@ -386,7 +388,7 @@ def _run_all(page, notebook, timeout=60):
         else:
             suspect_since = None
         time.sleep(0.2)
-    prompts = _texts(page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt"))
+    prompts = _texts(page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt:not(.jp-Placeholder-prompt)"))
     status = page.locator(".jp-Notebook-ExecutionIndicator").first.get_attribute("data-status")
     shown = _texts(page.locator(".jp-Notebook .jp-OutputArea-output"))
     raise AssertionError(f"{notebook}: cells did not all finish in {timeout} s ({retries} retries); "

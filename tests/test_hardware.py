@@ -4,6 +4,7 @@ import math
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 import roofline_lib as rl
@@ -170,6 +171,10 @@ def test_loader_accepts_a_minimal_file(tmp_path):
     (GOOD.replace('mem_capacity_label = "10 GB"\n', ""), "'mem_capacity_label' is missing"),
     (GOOD.replace('mem_capacity_label = "10 GB"\n', "mem_capacity_label = 10\n"), "datasheet's text"),
     (GOOD + "\n[[", "not valid TOML"),
+    (GOOD.replace("[peak_dense_TFLOPs]", "special_function_TOPS = 3.9\n[peak_dense_TFLOPs]"),
+     "sources.special_function_TOPS' is missing"),
+    (GOOD.replace("[peak_dense_TFLOPs]", "special_function_TOPS = 0\n[peak_dense_TFLOPs]")
+     + 'special_function_TOPS = "made up"\n', "'special_function_TOPS' must be > 0"),
 ])
 def test_loader_names_file_chip_and_field(tmp_path, broken, message):
     with pytest.raises(ValueError, match=message) as info:
@@ -190,3 +195,31 @@ def test_every_data_file_loads_and_has_positive_figures():
 def test_accelerator_constructor_validates():
     with pytest.raises(ValueError, match="mem_bandwidth must be finite and > 0"):
         rl.Accelerator(name="x", peak_flops_by_dtype={"fp32": 1e12}, mem_bandwidth=0, mem_capacity=1e9)
+
+
+def test_special_function_rate_follows_the_flashattention3_derivation():
+    # FlashAttention-3 paper, footnote 5: 16 special-function ops per SM per clock x 132 SMs x 1830 MHz,
+    # "3.9 TFLOPS", and "the exponential has 256x lower throughput" than the 989 TFLOP/s of FP16 matmul
+    for name in ("H100 SXM5", "H200 SXM"):
+        hw = rl.get_accelerator(name)
+        assert hw.special_function_rate == pytest.approx(16 * 132 * 1830e6, rel=1e-9)
+        assert hw.special_function_rate == pytest.approx(3.9e12, rel=0.01)
+        assert hw.peak_flops("bf16") / hw.special_function_rate == pytest.approx(256, rel=0.01)
+        assert "FlashAttention-3" in hw.sources["special_function_TOPS"]
+
+
+def test_exp_time_is_count_over_rate_and_needs_a_sourced_rate():
+    h100 = rl.get_accelerator("H100")
+    assert h100.exp_time(16 * 132 * 1830e6) == pytest.approx(1.0)
+    assert np.allclose(h100.exp_time(np.array([1e9, 2e9])), [1e9 / 3.86496e12, 2e9 / 3.86496e12])
+    with pytest.raises(ValueError, match="count must be finite and > 0"):
+        h100.exp_time(-1)
+    with pytest.raises(ValueError, match="A100 80GB SXM4 has no sourced special-function.*H100 SXM5"):
+        rl.get_accelerator("A100").exp_time(1e9)
+
+
+def test_loader_reads_special_function_rate(tmp_path):
+    text = GOOD.replace("[peak_dense_TFLOPs]", "special_function_TOPS = 2.5\n[peak_dense_TFLOPs]")
+    hw = load_accelerator(write(tmp_path, text + 'special_function_TOPS = "made up"\n'))
+    assert hw.special_function_rate == 2.5e12
+    assert load_accelerator(write(tmp_path, GOOD)).special_function_rate is None

@@ -27,6 +27,7 @@ def test_estimate_by_hand():
     assert est.t_math == pytest.approx(2 * 4096**3 / 989.4e12)
     assert est.t_mem == pytest.approx(3 * 2 * 4096**2 / 4.8e12)
     assert est.lower == est.t_math and est.upper == est.t_math + est.t_mem
+    assert est.no_overlap == est.upper == est.t_math + est.t_mem   # upper: the older name, kept
     assert est.bound == "compute"
 
 
