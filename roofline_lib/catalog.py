@@ -6,6 +6,20 @@ import difflib
 import pathlib
 import re
 
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+def read_toml(path):
+    """The table in a TOML file; a file that is not valid TOML raises ValueError naming the file."""
+    path = pathlib.Path(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
+
 
 def name_key(name):
     """'H200-SXM', 'h200 sxm', 'Llama-2.7B' -> one spelling: case, spaces, '-', '_' and '.' ignored."""

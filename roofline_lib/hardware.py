@@ -13,14 +13,9 @@ import math
 import pathlib
 import re
 
-from .catalog import Catalog
+from .catalog import Catalog, read_toml
 from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
 from .validation import positive
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
 ACCELERATOR_DIR = DATA_DIR / "accelerators"
@@ -150,10 +145,7 @@ _CAPACITY_FIELDS = {"mem_capacity_MiB": 2**20, "mem_capacity_GiB": GIB, "mem_cap
 def load_accelerator(path):
     """Read one accelerator TOML file; raise ValueError naming the file, chip and field."""
     path = pathlib.Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
+    raw = read_toml(path)
     chip = raw.get("name", "?")
     where = f"{path.name} (chip {chip!r})"
 

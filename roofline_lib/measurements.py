@@ -27,16 +27,12 @@ import pathlib
 
 import numpy as np
 
+from .catalog import read_toml
 from .dtypes import canonical_dtype
 from .hardware import DATA_DIR, get_accelerator, list_accelerators
 from .llm import decode_step, prefill
 from .models import get_model
 from .roofline import estimate
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 MEASUREMENT_DIR = DATA_DIR / "measurements"
 
@@ -125,10 +121,7 @@ class Record:
 def load_measurements(path):
     """Read one source's TOML file of records; raise ValueError naming the file, record and field."""
     path = pathlib.Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
+    raw = read_toml(path)
     source = str(raw.get("source", "")).strip()
     if not source:
         raise ValueError(f"{path.name}: field 'source' is missing: name the repository and file, or the URL")

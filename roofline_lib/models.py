@@ -17,15 +17,10 @@ import pathlib
 
 import numpy as np
 
-from .catalog import Catalog
+from .catalog import Catalog, read_toml
 from .dtypes import bytes_per_element
 from .hardware import DATA_DIR
 from .validation import positive
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 MODEL_DIR = DATA_DIR / "models"
 
@@ -192,10 +187,7 @@ _MAY_BE_ZERO = {"moe.shared_experts", "moe.first_dense_layers", "mla.q_lora_rank
 def load_model(path):
     """Read one model TOML file; raise ValueError naming the file, model and field."""
     path = pathlib.Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
+    raw = read_toml(path)
     where = f"{path.name} (model {raw.get('name', '?')!r})"
 
     def fail(field, problem):
