@@ -51,7 +51,8 @@ QUESTIONS = [
              hint="24 bytes per element at the measured bandwidth"),
     Question("08.fused_speedup", "Predicted speed-up (additive model: overhead + work per synchronous call) of "
              "batching 1000 vector adds of 16 fp64 elements into one call on your machine.", _fused_speedup,
-             rtol=0.05, hint="separate: 1000 x (overhead + memory time of 16); batched: overhead + memory time of 16000"),
+             rtol=0.05,
+             hint="separate: 1000 x (overhead + memory time of 16); batched: overhead + memory time of 16000"),
     Question("08.h100_flat_region", "On an H100 SXM with a 5 us launch cost, below how many elements is an fp16 "
              "vector add launch-bound?", _h100_flat_region, rtol=0.03, unit="elements",
              hint="5e-6 s x 3.35e12 B/s / 6 bytes per element"),
