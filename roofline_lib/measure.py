@@ -422,18 +422,36 @@ def measure_cache_bandwidth(l2_bytes, threads, repeats=15):
 def measure_matmul_peak(dtype, sizes, repeats, available=None, seed=1):
     """(best FLOP/s, the size that gave it, {size: Timing}) of np.matmul over ``sizes``: the best
     sustained figure over sizes and repeats, as LINPACK reports its best run."""
-    np_dtype = {"fp64": np.float64, "fp32": np.float32}[dtype]
+    best, best_n, timings = measure_matmul_peaks((dtype,), sizes, repeats, available, seed)
+    return best[dtype], best_n[dtype], timings[dtype]
+
+
+def measure_matmul_peaks(dtypes, sizes, repeats, available=None, seed=1):
+    """Like ``measure_matmul_peak`` for several dtypes at once, their repeats interleaved (one call of
+    each dtype in turn), so that other programs slow them alike and their ratio stays sound."""
+    np_dtypes = {"fp64": np.float64, "fp32": np.float32}
     rng = np.random.default_rng(seed)
-    timings, best, best_n = {}, 0.0, None
+    best = {d: 0.0 for d in dtypes}
+    best_n = {d: None for d in dtypes}
+    timings = {d: {} for d in dtypes}
     for n in sizes:
-        check_allocation(3 * n**2 * np.dtype(np_dtype).itemsize, available)
-        x = (rng.random((n, n)) + 0.5).astype(np_dtype)
-        y = (rng.random((n, n)) + 0.5).astype(np_dtype)
-        out = np.empty_like(x)
-        timings[n] = time_kernel(np.matmul, x, y, out=out, repeats=repeats, warmup=1, number=1)
-        rate = timings[n].best_rate(2.0 * n**3)
-        if rate > best:
-            best, best_n = rate, n
+        operands = {}
+        for d in dtypes:
+            check_allocation(3 * n**2 * np.dtype(np_dtypes[d]).itemsize, available)
+            x = (rng.random((n, n)) + 0.5).astype(np_dtypes[d])
+            y = (rng.random((n, n)) + 0.5).astype(np_dtypes[d])
+            operands[d] = (x, y, np.empty_like(x))
+            np.matmul(x, y, out=operands[d][2])  # warm-up
+        samples = {d: [] for d in dtypes}
+        for _ in range(repeats):
+            for d in dtypes:
+                samples[d].append(time_kernel(np.matmul, *operands[d][:2], out=operands[d][2], repeats=1,
+                                              warmup=0, number=1).samples[0])
+        for d in dtypes:
+            timings[d][n] = Timing(np.array(samples[d]), 1)
+            rate = timings[d][n].best_rate(2.0 * n**3)
+            if rate > best[d]:
+                best[d], best_n[d] = rate, n
     return best, best_n, timings
 
 
@@ -507,9 +525,8 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
     bandwidth = {k: timings[k].best_rate(stream_bytes(k, n)) for k in ("copy", "add", "triad")}
 
     _say(progress, f"[4/5] matrix products, n = {', '.join(map(str, matmul_sizes))}")
-    flops, best_n = {}, {}
-    for dtype in ("fp64", "fp32"):
-        flops[dtype], best_n[dtype], by_size = measure_matmul_peak(dtype, matmul_sizes, repeats, available)
+    flops, best_n, by_dtype = measure_matmul_peaks(("fp64", "fp32"), matmul_sizes, repeats, available)
+    for dtype, by_size in by_dtype.items():
         timings |= {f"matmul_{dtype}_{m}": t for m, t in by_size.items()}
         _say(progress, f"      {dtype}: {flops[dtype] / 1e9:.1f} GFLOP/s (best, n = {best_n[dtype]})")
 
