@@ -25,20 +25,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import pathlib
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import system
 from .hardware import Accelerator
 
 # STREAM's byte counts, in words (array elements) per element of the loop.
 STREAM_WORDS = {"copy": 2, "scale": 2, "add": 3, "triad": 3}
 TRIAD_SCALAR = 3.0
-FALLBACK_LLC_BYTES = 32 * 2**20
+FALLBACK_LLC_BYTES = system.FALLBACK_LLC_BYTES
 MEMORY_FRACTION = 0.25
 
 
@@ -53,67 +52,34 @@ def stream_bytes(kernel, n, itemsize=8):
     return STREAM_WORDS[kernel] * n * itemsize
 
 
-def cache_sizes(sysfs="/sys/devices/system/cpu/cpu0/cache"):
-    """{level: bytes} of the unified/data caches cpu0 sees, read from sysfs ({} if unreadable)."""
-    sizes = {}
-    for index in sorted(pathlib.Path(sysfs).glob("index*")):
-        try:
-            level = int((index / "level").read_text())
-            kind = (index / "type").read_text().strip()
-            text = (index / "size").read_text().strip().upper()
-        except (OSError, ValueError):
-            continue
-        if kind == "Instruction":
-            continue
-        scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            sizes[level] = max(sizes.get(level, 0), int(digits) * scale)
-    return sizes
+def cache_sizes(sysfs=system.SYSFS_CACHE):
+    """{level: bytes} of the unified/data caches cpu0 sees, read from Linux sysfs ({} if unreadable)."""
+    return system.linux_caches(sysfs)
 
 
-def last_level_cache(sysfs="/sys/devices/system/cpu/cpu0/cache"):
-    """(bytes, where the figure came from): the highest cache level in sysfs, or a stated fallback."""
-    sizes = cache_sizes(sysfs)
-    if sizes:
-        level = max(sizes)
-        return sizes[level], f"L{level} from {sysfs}"
-    return FALLBACK_LLC_BYTES, (f"could not read cache sizes from {sysfs}; assuming "
-                                f"{FALLBACK_LLC_BYTES // 2**20} MiB (pass llc_bytes= to override)")
-
-
-def _meminfo(field):
-    try:
-        for line in pathlib.Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+def last_level_cache(sysfs=None, platform=None):
+    """(bytes, where the figure came from): the highest cache level this platform reports, or a stated
+    fallback (then the source says "could not read"). ``sysfs`` reads that Linux folder instead."""
+    if sysfs is not None:
+        platform = "linux"
+    size, source, notes = system.last_level_cache(platform, sysfs or system.SYSFS_CACHE)
+    return size, (notes[0] if notes else source)
 
 
 def available_memory():
-    """Bytes of memory the system says are available (MemAvailable; sysconf as a fallback)."""
-    value = _meminfo("MemAvailable")
-    if value is None:
-        value = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return value
+    """Bytes of memory the system says are available (Linux MemAvailable, macOS free pages, Windows
+    GlobalMemoryStatusEx; half the total, stated in ``system.memory()``'s warnings, where none answers)."""
+    return system.memory()[1]
 
 
 def total_memory():
-    """Bytes of RAM in the machine (MemTotal; sysconf as a fallback)."""
-    value = _meminfo("MemTotal")
-    if value is None:
-        value = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return value
+    """Bytes of RAM in the machine."""
+    return system.memory()[0]
 
 
 def core_count():
     """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    return system.cores()[0]
 
 
 class NotEnoughMemoryError(MemoryError):
@@ -169,9 +135,19 @@ class Timing:
         q25, q75 = np.percentile(self.samples, [25, 75])
         return float((q75 - q25) / self.median)
 
+    def percentile(self, q):
+        """The q-th percentile of the samples (q = 10: a low figure that one lucky sample cannot set)."""
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile must be between 0 and 100, got {q}")
+        return float(np.percentile(self.samples, q))
+
     def rate(self, amount):
         """``amount`` (FLOPs, bytes) per second at the median time."""
         return amount / self.median
+
+    def best_rate(self, amount):
+        """``amount`` per second in the fastest sample: the sustained best, as STREAM reports it."""
+        return amount / self.min
 
     def __repr__(self):
         return (f"Timing(median={self.median:.4g} s, min={self.min:.4g} s, max={self.max:.4g} s, "
@@ -337,44 +313,65 @@ def strided_bytes(n, stride, itemsize=8, line=64):
 
 # ------------------------------------------------------------------ the profile
 
+OVERHEAD_PERCENTILE = 10
+
+
 @dataclasses.dataclass(frozen=True)
 class MachineProfile:
     """What ``measure_machine`` found: an Accelerator plus everything needed to judge it.
 
-    Figures are medians; ``summary()`` also shows the best repeat, the one least slowed by
-    other programs (STREAM itself reports the best).
+    The roofs are best-of figures, as STREAM and LINPACK report them: the fastest repeat is the one
+    least slowed by other programs, and a roof is what the machine can sustain. The medians and
+    spreads are kept beside them (``timings``), so a reader sees how much the repeats moved.
     """
 
     accelerator: Accelerator
-    overhead_per_call: float  # s, one tiny numpy call
-    bandwidth: dict  # kernel -> median byte/s (STREAM counting)
-    flops: dict  # dtype -> median FLOP/s
+    overhead_per_call: float  # s, one tiny numpy call: low percentile of many samples
+    bandwidth: dict  # kernel -> best byte/s (STREAM counting)
+    flops: dict  # dtype -> best FLOP/s over the matrix sizes and repeats
     timings: dict  # name -> Timing (raw samples)
     spreads: dict  # name -> interquartile range / median of the samples
     array_bytes: int  # bytes per STREAM array
     llc_bytes: int
     llc_source: str
     threads: int
-    matmul_n: int
+    matmul_n: int  # the largest matrix size tried
     quick: bool
-    load_average: tuple  # 1-minute load before and after (after includes this measurement itself)
+    load_average: tuple  # 1-minute load before and after (None where the platform has none)
     seconds: float  # wall time of the whole measurement
     warnings: tuple = ()
+    cache_bandwidth: float = float("nan")  # byte/s of an add whose arrays sit in each core's L2, x threads
+    matmul_sizes: tuple = ()
+    best_matmul_n: dict = dataclasses.field(default_factory=dict)  # dtype -> the size that set the peak
+    platform: str = ""
+
+    @property
+    def cache_roof(self):
+        """An Accelerator like ``accelerator`` whose memory roof is the cache bandwidth: the roof for
+        kernels whose data fits in the cache."""
+        return dataclasses.replace(self.accelerator, name="cache roof (measured)",
+                                   mem_bandwidth=self.cache_bandwidth)
 
     def summary(self):
-        lines = [f"{self.accelerator.name}: {self.threads} threads, {self.seconds:.1f} s, "
-                 f"1-min load {self.load_average[0]:.2f} -> {self.load_average[1]:.2f}"]
+        load = ("no load average on this platform" if self.load_average[0] is None else
+                f"1-min load {self.load_average[0]:.2f} -> {self.load_average[1]:.2f}")
+        lines = [f"{self.accelerator.name}: {self.platform}, {self.threads} threads, {self.seconds:.1f} s, {load}"]
         for kernel, value in self.bandwidth.items():
-            best = value * self.timings[kernel].median / self.timings[kernel].min
-            lines.append(f"  {kernel:>6} bandwidth  {value / 1e9:8.2f} GB/s     spread {self.spreads[kernel]:6.1%}"
-                         f"  best {best / 1e9:.2f}")
+            t = self.timings[kernel]
+            lines.append(f"  {kernel:>6} bandwidth  best {value / 1e9:8.2f} GB/s      median "
+                         f"{value * t.min / t.median / 1e9:8.2f}, spread {t.spread:6.1%}")
+        lines.append(f"  memory roof        {self.accelerator.mem_bandwidth / 1e9:8.2f} GB/s (best of add and triad)")
+        lines.append(f"  cache roof         {self.cache_bandwidth / 1e9:8.2f} GB/s (add in L2, x {self.threads} cores)")
         for dtype, value in self.flops.items():
-            key = f"matmul_{dtype}"
-            best = value * self.timings[key].median / self.timings[key].min
-            lines.append(f"  {dtype:>6} matmul     {value / 1e9:8.2f} GFLOP/s  spread {self.spreads[key]:6.1%}"
-                         f"  best {best / 1e9:.2f}  (n = {self.matmul_n})")
-        lines.append(f"  tiny-call overhead {self.overhead_per_call * 1e6:8.3f} us    "
-                     f"spread {self.spreads['tiny_call']:6.1%}")
+            n = self.best_matmul_n[dtype]
+            t = self.timings[f"matmul_{dtype}_{n}"]
+            lines.append(f"  {dtype:>6} peak       best {value / 1e9:8.2f} GFLOP/s   median "
+                         f"{value * t.min / t.median / 1e9:8.2f}, spread {t.spread:6.1%} (n = {n} of "
+                         f"{', '.join(map(str, self.matmul_sizes))})")
+        t = self.timings["tiny_call"]
+        lines.append(f"  tiny-call overhead {self.overhead_per_call * 1e9:8.0f} ns (p{OVERHEAD_PERCENTILE} of "
+                     f"{len(t.samples)} samples; min {t.min * 1e9:.0f}, median {t.median * 1e9:.0f}, "
+                     f"spread {t.spread:.1%})")
         lines.append(f"  STREAM arrays 3 x {self.array_bytes / 2**20:.0f} MiB; last-level cache "
                      f"{self.llc_bytes / 2**20:.0f} MiB ({self.llc_source})")
         lines += [f"  warning: {w}" for w in self.warnings]
@@ -385,7 +382,7 @@ class MachineProfile:
 
 
 def memory_roof(bandwidth):
-    """The memory roof from STREAM figures: the better of add and triad (medians).
+    """The memory roof from STREAM figures: the better of add and triad.
 
     Both read two arrays and write one, the traffic of most elementwise kernels, and STREAM
     counts them alike (3 words per element; the cache's read of the destination line before it
@@ -402,34 +399,96 @@ def _say(progress, text):
         print(text, flush=True, file=sys.stdout)
 
 
+def measure_overhead(repeats=61, min_sample_time=2e-4):
+    """Timing of a one-element numpy add: many short samples (each the mean of a few hundred calls).
+
+    The per-call overhead is a low percentile of them (``OVERHEAD_PERCENTILE``): a sample slowed by
+    another program is an outlier upwards, never downwards.
+    """
+    one, two, res = np.array([1.5]), np.array([2.5]), np.empty(1)
+    return time_kernel(np.add, one, two, out=res, repeats=repeats, warmup=3, min_sample_time=min_sample_time)
+
+
+def measure_cache_bandwidth(l2_bytes, threads, repeats=15):
+    """(byte/s, Timing): an fp64 add whose three arrays fill half of one core's L2, times ``threads``
+    (each core has its own L2). A roof for kernels whose data sits in the caches."""
+    n = max(int(l2_bytes // 2 // 24), 256)
+    x = np.random.default_rng(2).random(n) + 1.0
+    y, out = x[::-1].copy(), np.empty(n)
+    t = time_kernel(np.add, x, y, out=out, repeats=repeats, warmup=2, min_sample_time=1e-3)
+    return threads * t.best_rate(24.0 * n), t
+
+
+def measure_matmul_peak(dtype, sizes, repeats, available=None, seed=1):
+    """(best FLOP/s, the size that gave it, {size: Timing}) of np.matmul over ``sizes``: the best
+    sustained figure over sizes and repeats, as LINPACK reports its best run."""
+    best, best_n, timings = measure_matmul_peaks((dtype,), sizes, repeats, available, seed)
+    return best[dtype], best_n[dtype], timings[dtype]
+
+
+def measure_matmul_peaks(dtypes, sizes, repeats, available=None, seed=1):
+    """Like ``measure_matmul_peak`` for several dtypes at once, their repeats interleaved (one call of
+    each dtype in turn), so that other programs slow them alike and their ratio stays sound."""
+    np_dtypes = {"fp64": np.float64, "fp32": np.float32}
+    rng = np.random.default_rng(seed)
+    best = {d: 0.0 for d in dtypes}
+    best_n = {d: None for d in dtypes}
+    timings = {d: {} for d in dtypes}
+    for n in sizes:
+        operands = {}
+        for d in dtypes:
+            check_allocation(3 * n**2 * np.dtype(np_dtypes[d]).itemsize, available)
+            x = (rng.random((n, n)) + 0.5).astype(np_dtypes[d])
+            y = (rng.random((n, n)) + 0.5).astype(np_dtypes[d])
+            operands[d] = (x, y, np.empty_like(x))
+            np.matmul(x, y, out=operands[d][2])  # warm-up
+        samples = {d: [] for d in dtypes}
+        for _ in range(repeats):
+            for d in dtypes:
+                samples[d].append(time_kernel(np.matmul, *operands[d][:2], out=operands[d][2], repeats=1,
+                                              warmup=0, number=1).samples[0])
+        for d in dtypes:
+            timings[d][n] = Timing(np.array(samples[d]), 1)
+            rate = timings[d][n].best_rate(2.0 * n**3)
+            if rate > best[d]:
+                best[d], best_n[d] = rate, n
+    return best, best_n, timings
+
+
 def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=None, llc_multiple=4,
-                    matmul_n=None, repeats=None, progress=None, available=None):
+                    matmul_n=None, matmul_sizes=None, repeats=None, progress=None, available=None):
     """Measure this machine's memory bandwidth, peak matmul FLOP/s and per-call overhead.
 
-    quick         a ~1 s version for notebooks: smaller arrays (which may not exceed the cache:
+    quick         a ~2 s version for notebooks: smaller arrays (which may not exceed the cache:
                   the profile says so in ``warnings``) and smaller matrices
     threads       threads for the STREAM kernels (default: one per core); the matrix products use
                   the BLAS library's own threads (normally one per core too)
     array_bytes   bytes per STREAM array; default: the three arrays together are ``llc_multiple``
                   times the last-level cache (at least 64 MiB each)
+    matmul_sizes  matrix sizes to try (default 256, 512, 1024 quick; 512, 1024, 2048 full); the peak is
+                  the best over sizes and repeats. ``matmul_n`` alone tries that one size
     progress      print a line per step (default: on for the full measurement)
     available     bytes of available memory to plan against (default: read from the system)
+
+    Figures the operating system could not give (load average, memory, cache sizes) are replaced by
+    stated assumptions, listed in the profile's ``warnings``.
     """
     start = time.perf_counter()
-    load_before = os.getloadavg()[0]
+    info = system.probe()
+    warnings = list(info.warnings)
+    load_before = info.load_average
     progress = (not quick) if progress is None else progress
-    threads = threads or core_count()
+    threads = threads or info.cores
     if llc_bytes is None:
-        llc_bytes, llc_source = last_level_cache()
+        llc_bytes, llc_source = info.llc_bytes, info.llc_source
     else:
         llc_source = "given"
-    warnings = []
-    if "could not read" in llc_source:
-        warnings.append(llc_source)
+    available = info.available_memory if available is None else available
     if array_bytes is None:
         array_bytes = max(llc_multiple * llc_bytes / 3, 64 * 2**20)
         if quick:
             array_bytes = min(array_bytes, 64 * 2**20)
+        array_bytes = min(array_bytes, MEMORY_FRACTION * available / 3)
     n = int(array_bytes // 8)
     if n < 1024 * threads:
         raise ValueError(f"array_bytes={array_bytes} is too small: need at least {1024 * threads * 8} bytes")
@@ -437,43 +496,44 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
     if 3 * n * 8 < llc_multiple * llc_bytes:
         warnings.append(f"the STREAM arrays ({3 * n * 8 / 2**20:.0f} MiB together) are less than {llc_multiple}x "
                         f"the last-level cache ({llc_bytes / 2**20:.0f} MiB): part of the traffic may be "
-                        "served by the cache; run measure_machine() for the full measurement")
-    repeats = repeats or (7 if quick else 15)
-    matmul_n = matmul_n or (768 if quick else 2048)
+                        "served by the cache, so the memory roof may be high")
+    repeats = repeats or (7 if quick else 10)
+    if matmul_sizes is None:
+        matmul_sizes = (matmul_n,) if matmul_n else ((256, 512, 1024) if quick else (512, 1024, 2048))
+    matmul_sizes = tuple(int(m) for m in matmul_sizes)
+    if not matmul_sizes or min(matmul_sizes) < 1:
+        raise ValueError(f"matmul_sizes must be positive integers, got {matmul_sizes}")
     timings = {}
 
-    _say(progress, f"[1/4] STREAM arrays: 3 x {n * 8 / 2**20:.0f} MiB, {threads} threads (filling with random data)")
+    # the overhead first: after the matrix products the BLAS threads still spin for a while
+    _say(progress, "[1/5] per-call overhead of a one-element numpy add")
+    timings["tiny_call"] = measure_overhead(repeats=41 if quick else 81)
+    overhead = timings["tiny_call"].percentile(OVERHEAD_PERCENTILE)
+
+    _say(progress, "[2/5] cache bandwidth (an add whose arrays sit in one core's L2)")
+    l2 = info.caches.get(2, 256 * 2**10)
+    cache_bw, timings["cache_add"] = measure_cache_bandwidth(l2, threads, repeats=max(repeats, 9))
+
+    _say(progress, f"[3/5] STREAM arrays: 3 x {n * 8 / 2**20:.0f} MiB, {threads} threads (filling with random data)")
     kernels = StreamKernels(n, threads)
     try:
         for name in ("copy", "add", "triad"):
             timings[name] = time_kernel(getattr(kernels, name), repeats=repeats, warmup=1, number=1)
-            _say(progress, f"      {name}: {timings[name].rate(stream_bytes(name, n)) / 1e9:.2f} GB/s")
+            _say(progress, f"      {name}: {timings[name].best_rate(stream_bytes(name, n)) / 1e9:.2f} GB/s (best)")
     finally:
         kernels.close()
-    bandwidth = {k: timings[k].rate(stream_bytes(k, n)) for k in ("copy", "add", "triad")}
+    bandwidth = {k: timings[k].best_rate(stream_bytes(k, n)) for k in ("copy", "add", "triad")}
 
-    _say(progress, f"[2/4] matrix products, n = {matmul_n}")
-    rng = np.random.default_rng(1)
-    flops = {}
-    for dtype, np_dtype in (("fp64", np.float64), ("fp32", np.float32)):
-        check_allocation(3 * matmul_n**2 * np.dtype(np_dtype).itemsize, available)
-        x = rng.random((matmul_n, matmul_n)).astype(np_dtype) + 0.5
-        y = rng.random((matmul_n, matmul_n)).astype(np_dtype) + 0.5
-        out = np.empty_like(x)
-        timings[f"matmul_{dtype}"] = time_kernel(np.matmul, x, y, out=out, repeats=repeats, warmup=1, number=1)
-        flops[dtype] = timings[f"matmul_{dtype}"].rate(2.0 * matmul_n**3)
-        _say(progress, f"      {dtype}: {flops[dtype] / 1e9:.1f} GFLOP/s")
+    _say(progress, f"[4/5] matrix products, n = {', '.join(map(str, matmul_sizes))}")
+    flops, best_n, by_dtype = measure_matmul_peaks(("fp64", "fp32"), matmul_sizes, repeats, available)
+    for dtype, by_size in by_dtype.items():
+        timings |= {f"matmul_{dtype}_{m}": t for m, t in by_size.items()}
+        _say(progress, f"      {dtype}: {flops[dtype] / 1e9:.1f} GFLOP/s (best, n = {best_n[dtype]})")
 
-    _say(progress, "[3/4] per-call overhead of a one-element numpy add")
-    one, two, res = np.array([1.5]), np.array([2.5]), np.empty(1)
-    # many short samples: a median over 15 is robust to other programs taking the core for a moment
-    timings["tiny_call"] = time_kernel(np.add, one, two, out=res, repeats=max(repeats, 15), min_sample_time=2e-3)
-    overhead = timings["tiny_call"].median
-
-    _say(progress, "[4/4] done")
-    load_after = os.getloadavg()[0]
+    _say(progress, "[5/5] done")
+    load_after = system.load_average()[0]
     # the load after includes this measurement's own threads, so only the load before is judged
-    if load_before > 0.5 * threads:
+    if load_before is not None and load_before > 0.5 * threads:
         warnings.append(f"the machine was busy (1-min load {load_before:.2f} on {threads} cores before the "
                         "measurement): other programs share the memory bus and cores")
     hw = Accelerator(
@@ -481,18 +541,28 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
         vendor="measured",
         peak_flops_by_dtype=dict(flops),
         mem_bandwidth=memory_roof(bandwidth),
-        mem_capacity=float(total_memory()),
+        mem_capacity=float(info.total_memory),
         compute_units=threads,
-        sources={"mem_bandwidth": f"best median of STREAM add and triad, {threads} threads",
-                 "peak_flops": f"np.matmul median, n = {matmul_n}"},
+        sources={"mem_bandwidth": f"best of STREAM add and triad (fastest of {repeats} repeats), {threads} threads",
+                 "peak_flops": f"np.matmul, best over n = {', '.join(map(str, matmul_sizes))} and {repeats} repeats"},
         notes="measured by roofline_lib.measure.measure_machine",
     )
     return MachineProfile(
         accelerator=hw, overhead_per_call=overhead, bandwidth=bandwidth, flops=flops, timings=timings,
         spreads={k: t.spread for k, t in timings.items()}, array_bytes=n * 8, llc_bytes=int(llc_bytes),
-        llc_source=llc_source, threads=threads, matmul_n=matmul_n, quick=quick,
+        llc_source=llc_source, threads=threads, matmul_n=max(matmul_sizes), quick=quick,
         load_average=(load_before, load_after), seconds=time.perf_counter() - start, warnings=tuple(warnings),
+        cache_bandwidth=float(cache_bw), matmul_sizes=matmul_sizes, best_matmul_n=best_n, platform=info.platform,
     )
+
+
+def has_simd(machine=None):
+    """True on CPUs whose vector units do twice the fp32 operations of fp64 per instruction
+    (x86-64's SSE/AVX, arm64's NEON): there a sound measurement finds fp32 faster than fp64."""
+    import platform as _platform
+
+    machine = (machine or _platform.machine()).lower()
+    return machine in ("x86_64", "amd64", "arm64", "aarch64")
 
 
 def agreement(values):

@@ -221,3 +221,29 @@ def test_agreement():
     assert measure.agreement([9.0, 10.0, 11.0]) == pytest.approx(0.2)
     with pytest.raises(ValueError):
         measure.agreement([1.0])
+
+
+# ---------------------------------------------------------------- roofs: best-of, percentiles
+
+def test_percentile_and_best_rate_on_known_samples():
+    t = measure.Timing(np.array([4.0, 1.0, 3.0, 2.0, 5.0]))
+    assert t.percentile(0) == 1.0 and t.percentile(50) == 3.0 and t.percentile(25) == 2.0
+    assert t.best_rate(10.0) == 10.0  # the fastest sample: 10 units in 1 s
+    with pytest.raises(ValueError, match="between 0 and 100"):
+        t.percentile(101)
+
+
+def test_matmul_peak_is_the_best_over_sizes(monkeypatch):
+    # fake timings: size 64 takes 1 s per call (rate 2*64^3), size 32 takes 0.001 s (rate 2*32^3/1e-3)
+    def fake_time_kernel(fn, x, y, out=None, **kwargs):
+        n = x.shape[0]
+        return measure.Timing(np.array([1.0, 2.0]) * (1.0 if n == 64 else 1e-3))
+
+    monkeypatch.setattr(measure, "time_kernel", fake_time_kernel)
+    best, n, timings = measure.measure_matmul_peak("fp32", (32, 64), repeats=2)
+    assert n == 32 and best == 2 * 32**3 / 1e-3 and set(timings) == {32, 64}
+
+
+def test_has_simd():
+    assert measure.has_simd("x86_64") and measure.has_simd("AMD64") and measure.has_simd("arm64")
+    assert not measure.has_simd("riscv64")
