@@ -26,6 +26,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'roofline_lib' has no attribute {name!r}")
 
 
+def __dir__():
+    # the lazy submodules and names too, so tab completion finds rl.prefill, rl.exercises ...
+    return sorted(set(globals()) | _LAZY | set(_LAZY_NAMES))
+
+
 __all__ = [
     "Accelerator", "BYTES_PER_ELEMENT", "Estimate", "Workload", "attainable_flops", "attention",
     "bytes_per_element", "dot", "elementwise", "estimate", "mbu", "mfu", "get_accelerator", "list_accelerators",

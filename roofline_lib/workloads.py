@@ -59,7 +59,7 @@ class Workload:
         count = positive("repeat count", count)
         return dataclasses.replace(
             self,
-            name=self.name if count == 1 else f"{count:g} x {self.name}" if np.ndim(count) == 0 else self.name,
+            name=self.name if np.ndim(count) or count == 1 else f"{count:g} x {self.name}",
             flops=self.flops * count,
             bytes=self.bytes * count,
             parts=tuple(p * count for p in self.parts),
