@@ -19,8 +19,9 @@ def _impossible():
 
 
 QUESTIONS = [
-    Question("10.holdout_tp4", "gpt-fast, Llama-2-70B bf16, batch 1, tensor parallel on 4 A100 80GB (held out): predict "
-             "its tokens/s from the calibrated bound and the per-all-reduce cost of the other tensor-parallel records.",
+    Question("10.holdout_tp4", "gpt-fast, Llama-2-70B bf16, batch 1, tensor parallel on 4 A100 80GB (held out): "
+             "predict its tokens/s from the calibrated bound and the per-all-reduce cost of the other "
+             "tensor-parallel records.",
              lambda: _measured_tokens_per_s("gpt-fast-llama-2-70b-bf16-a100-tp4"), rtol=0.10, unit="tok/s",
              hint="calibrated bound of the 4-GPU step, plus 2 all-reduces per layer at the median cost of section 4c."),
     Question("10.holdout_int4", "torchao, Llama-3-8B with int4 weights, batch 1, one A100 (held out): predict its "
