@@ -163,6 +163,11 @@ def main(argv=None, progress=_print):
                         help="address-space limit per kernel in MB, 0 for none (default: 4096)")
     parser.add_argument("--parse-timeout", type=float, default=run.PARSE_TIMEOUT,
                         help="seconds to read one submission and find its checks (default: 60)")
+    parser.add_argument("--parse-cell-timeout", type=float, default=run.PARSE_CELL_TIMEOUT,
+                        help="seconds to read one cell; a slower cell loses its questions (default: 10)")
+    parser.add_argument("--worker-memory-mb", type=int, default=run.WORKER_MEMORY_MB,
+                        help="address-space limit of the process that runs each submission, 0 for none "
+                             "(default: 2048)")
     args = parser.parse_args(argv)
 
     folder = Path(args.submissions)
@@ -172,7 +177,7 @@ def main(argv=None, progress=_print):
         parser.error(f"--workers must be 1 or more, not {args.workers}")
     try:
         settings = Settings(args.cell_timeout, args.notebook_timeout, args.memory_mb, args.parse_timeout,
-                            min(run.PARSE_CELL_TIMEOUT, args.parse_timeout))
+                            args.parse_cell_timeout, args.worker_memory_mb)
         assignment = Assignment.from_notebook(args.master) if args.master else Assignment.from_chapter(args.chapter)
         found, ignored = collect.submissions(folder)
     except ValueError as e:

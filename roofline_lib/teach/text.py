@@ -39,7 +39,8 @@ def csv_cell(value):
     if not isinstance(value, str):
         return value
     value = clean(value)
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
+    # lstrip: some spreadsheets drop leading blanks before they look for a formula
+    return "'" + value if value.lstrip().startswith(FORMULA_STARTS) else value
 
 
 def file_name(raw):
