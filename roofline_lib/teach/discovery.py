@@ -15,8 +15,6 @@ import re
 import signal
 import threading
 
-import nbformat
-
 MAX_FILE_BYTES = 50_000_000
 PARSE_CELL_SECONDS = 10.0  # one cell: IPython's magic transformer is quadratic in the worst case
 
@@ -52,6 +50,8 @@ def load_cells(data):
     except RecursionError:
         raise NotANotebook("not a notebook: the JSON is nested too deeply") from None
     if isinstance(doc, dict) and doc.get("nbformat") == 3:
+        import nbformat  # only here: it loads jsonschema, seconds of start-up for every worker
+
         try:
             doc = nbformat.convert(nbformat.from_dict(doc), 4)
         except Exception as e:  # noqa: BLE001 - any failure means the same thing here

@@ -11,17 +11,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
-import logging
-import math
 import os
+import queue
 import signal
 import subprocess
 import time
 from pathlib import Path
-
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 STARTUP_TIMEOUT = 60.0  # s: a kernel to start
 
@@ -120,21 +115,6 @@ class Outcome:
     text: str = ""
 
 
-_QUIET = logging.getLogger("roofline_lib.teach.kernel")
-_QUIET.addHandler(logging.NullHandler())
-_QUIET.propagate = False
-
-
-class _Client(NotebookClient):
-    """A notebook client that counts output bytes per cell and stores none of them."""
-
-    def output(self, outs, msg, display_id, cell_index):
-        content = msg.get("content", {})
-        size = len(content.get("text", "")) + sum(len(str(v)) for v in (content.get("data") or {}).values())
-        self.output_bytes[cell_index] = self.output_bytes.get(cell_index, 0) + size
-        return None
-
-
 def kernel_env():
     env = dict(os.environ)
     # The kernel imports the same roofline_lib as the grader.
@@ -160,66 +140,92 @@ def limit_memory(megabytes):
 
 
 class Kernel:
-    """One kernel for one submission, restartable."""
+    """One kernel for one submission, restartable; spoken to with jupyter_client's public API."""
 
     def __init__(self, cells, scratch, memory_mb):
+        self.sources = [src for _, src in cells]
         self.scratch, self.memory_mb = scratch, memory_mb
-        self.client = None
-        # nbclient keeps each executed cell at its index; outputs are never kept (see _Client).
-        self.nb = nbformat.v4.new_notebook(cells=[
-            nbformat.v4.new_code_cell(src) if kind == "code" else nbformat.v4.new_raw_cell(src)
-            for kind, src in cells])
+        self.km = self.kc = None
+        self.output = {}  # cell index -> bytes of output seen (counted, never kept)
+
+    @property
+    def running(self):
+        return self.kc is not None
 
     async def start(self, on_started=None):
         """Start a kernel; ``on_started(pid)`` is told its process id (its process group's too) at once."""
-        client = _Client(self.nb, kernel_name="python3", allow_errors=False, interrupt_on_timeout=False,
-                         shutdown_kernel="immediate", record_timing=False, startup_timeout=STARTUP_TIMEOUT,
-                         iopub_timeout=2, resources={"metadata": {"path": str(self.scratch)}})
-        client.output_bytes = {}
-        client.log = _QUIET  # timeouts and dead kernels are reported as notes, not log lines
-        client.km = client.create_kernel_manager()
-        self.client = client
-        await client.async_start_new_kernel(cwd=str(self.scratch), env=kernel_env(), stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL, preexec_fn=limit_memory(self.memory_mb))
+        from jupyter_client.manager import AsyncKernelManager
+
+        self.km = AsyncKernelManager(kernel_name="python3")
+        await self.km.start_kernel(cwd=str(self.scratch), env=kernel_env(), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, preexec_fn=limit_memory(self.memory_mb))
         if on_started:
-            on_started(getattr(client.km.provisioner, "pid", None))
-        await client.async_start_new_kernel_client()
+            on_started(getattr(self.km.provisioner, "pid", None))
+        kc = self.km.client()
+        kc.start_channels()
+        self.kc = kc
+        await kc.wait_for_ready(timeout=STARTUP_TIMEOUT)
 
     async def stop(self):
-        """Stop the kernel and everything in its process group (public calls only)."""
-        client, self.client = self.client, None
-        if client is None or client.km is None:
+        """Stop the kernel and everything in its process group."""
+        km, kc, self.km, self.kc = self.km, self.kc, None, None
+        if km is None:
             return
-        pid = getattr(client.km.provisioner, "pid", None) if client.km.has_kernel else None
-        if client.kc is not None:
-            client.kc.stop_channels()
+        pid = getattr(km.provisioner, "pid", None) if km.has_kernel else None
+        if kc is not None:
+            kc.stop_channels()
         try:
-            if client.km.has_kernel:
-                await client.km.shutdown_kernel(now=True)
+            if km.has_kernel:
+                await km.shutdown_kernel(now=True)
         except Exception:  # noqa: BLE001 - a kernel that is already gone is fine
             pass
         kill_group(pid)
 
     def output_bytes(self, index):
-        return self.client.output_bytes.get(index, 0)
+        return self.output.get(index, 0)
+
+    def _count(self, index, msg):
+        content = msg.get("content") or {}
+        size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in (content.get("data") or {}).values())
+        self.output[index] = self.output.get(index, 0) + size
 
     async def run_cell(self, index, timeout):
-        """Run one cell; return an Outcome."""
-        client = self.client
-        client.timeout = max(1, math.ceil(timeout))  # nbclient takes whole seconds
-        try:
-            await client.async_execute_cell(self.nb.cells[index], index)
-        except CellExecutionError as e:
-            return Outcome("error", f"raised {e.ename}: {e.evalue}"[:300])
-        except CellTimeoutError:
-            return Outcome("timeout", f"was still running after {timeout:.0f} s")
-        except DeadKernelError:
-            return Outcome("dead", "stopped the kernel (os._exit or a crash)")
+        """Run one cell until the kernel is idle again; return an Outcome."""
+        kc, deadline = self.kc, time.monotonic() + timeout
+        msg_id = kc.execute(self.sources[index], store_history=True, allow_stdin=False, stop_on_error=False)
+        reply, idle = None, False
+        while reply is None or not idle:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return Outcome("timeout", f"was still running after {timeout:.0f} s")
+            got = False
+            try:
+                msg = await kc.get_iopub_msg(timeout=min(remaining, 0.2) if reply is None or not idle else 0)
+                got = True
+                if (msg.get("parent_header") or {}).get("msg_id") == msg_id:
+                    if msg.get("msg_type") == "status":
+                        idle = idle or (msg.get("content") or {}).get("execution_state") == "idle"
+                    else:
+                        self._count(index, msg)
+            except queue.Empty:
+                pass
+            if reply is None:
+                try:
+                    msg = await kc.get_shell_msg(timeout=0)
+                    got = True
+                    if (msg.get("parent_header") or {}).get("msg_id") == msg_id:
+                        reply = msg.get("content") or {}
+                except queue.Empty:
+                    pass
+            if not got and not await self.km.is_alive():
+                return Outcome("dead", "stopped the kernel (os._exit or a crash)")
+        if reply.get("status") == "error":
+            return Outcome("error", f"raised {reply.get('ename', 'an error')}: {reply.get('evalue', '')}"[:300])
         return Outcome()
 
     async def read(self, expressions, timeout):
         """Evaluate ``expressions`` (name -> source): (Outcome, {name: trimmed reply})."""
-        kc = self.client.kc
+        kc = self.kc
         wrapped = {name: f"__roofline_capture__(lambda: ({src}\n))" for name, src in expressions.items()}
         msg_id = kc.execute(CAPTURE_DEF, silent=True, store_history=False, user_expressions=wrapped,
                             stop_on_error=False)
@@ -230,8 +236,8 @@ class Kernel:
                 return Outcome("timeout", f"reading the answer took more than {timeout:.0f} s"), {}
             try:
                 msg = await kc.get_shell_msg(timeout=min(remaining, 1.0))
-            except Exception:  # noqa: BLE001 - queue.Empty: nothing yet
-                if not await self.client.km.is_alive():
+            except queue.Empty:
+                if not await self.km.is_alive():
                     return Outcome("dead", "stopped the kernel while its answer was read"), {}
                 continue
             if (msg.get("parent_header") or {}).get("msg_id") == msg_id:

@@ -43,7 +43,7 @@ async def run_cells(cells, checks, job, emit):
     position, restarts = 0, 0
     try:
         while position < len(code):
-            if kernel.client is None:
+            if not kernel.running:
                 try:
                     await asyncio.wait_for(kernel.start(lambda pid: emit("kernel", pid=pid)), STARTUP_TIMEOUT)
                 except Exception as e:  # noqa: BLE001 - whatever stops a kernel, grading goes on
