@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from roofline_lib import grade, student
+from roofline_lib.teach import grade, student
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "exercise_master.ipynb"

@@ -19,7 +19,7 @@ import pytest
 import sympy
 
 import roofline_lib as rl
-from roofline_lib import grade
+from roofline_lib.teach import discovery, grade, kernel, report
 
 FIXTURE = Path(__file__).parent / "fixtures" / "exercise_master.ipynb"
 QUESTIONS = ["00.bf16_bytes", "00.ridge_h200", "00.intensity_4096", "00.t_math_h200", "00.bound_h200"]
@@ -197,7 +197,7 @@ def test_find_checks_reads_the_answer_expression_and_context():
                  'def f():\n    return check("00.t_math_h200", local)'),
         ("code", 'check("00.bound_h200", "compute"\n'),  # a syntax error
     ]
-    calls = grade.find_checks(cells)
+    calls = discovery.find_checks(cells)
     assert [(c.question_id, c.cell, c.answer, c.context) for c in calls] == [
         ("00.bf16_bytes", 1, "x * 2", ()),
         ("00.ridge_h200", 2, "r", (("batch", "8"),)),
@@ -219,22 +219,22 @@ def test_assignment_questions_come_from_the_master_in_order():
 def test_an_answer_read_from_a_kernel_is_judged_as_check_would(value):
     """The answer's trip through JSON loses nothing check() looks at: same feedback, word for word."""
     namespace = {}
-    exec(grade._CAPTURE_DEF, namespace)
+    exec(kernel.CAPTURE_DEF, namespace)
     captured = namespace["__roofline_capture__"](lambda: value)
-    restored = grade._parse_capture({"status": "ok", "data": {"text/plain": repr(captured)}})
+    restored = kernel.parse_capture({"status": "ok", "data": {"text/plain": repr(captured)}})
     for qid in ("00.bf16_bytes", "00.bound_h200"):
         q = rl.exercises.get_question(qid)
         assert rl.exercises.judge(q, restored, q.expected()).message == rl.exercises.check(qid, value).message
 
 
 def test_load_cells_says_what_is_wrong():
-    with pytest.raises(grade.NotANotebook, match="not valid JSON"):
-        grade.load_cells(b"{")
-    with pytest.raises(grade.NotANotebook, match="not UTF-8"):
-        grade.load_cells(b"\xff\xfe")
-    with pytest.raises(grade.NotANotebook, match="no cell_type"):
-        grade.load_cells(json.dumps({"cells": [{"source": "x"}]}).encode())
-    cells = grade.load_cells(json.dumps({"cells": [{"cell_type": "code", "source": ["a = 1\n", "b"]}]}).encode())
+    with pytest.raises(discovery.NotANotebook, match="not valid JSON"):
+        discovery.load_cells(b"{")
+    with pytest.raises(discovery.NotANotebook, match="not UTF-8"):
+        discovery.load_cells(b"\xff\xfe")
+    with pytest.raises(discovery.NotANotebook, match="no cell_type"):
+        discovery.load_cells(json.dumps({"cells": [{"source": "x"}]}).encode())
+    cells = discovery.load_cells(json.dumps({"cells": [{"cell_type": "code", "source": ["a = 1\n", "b"]}]}).encode())
     assert cells == [("code", "a = 1\nb")]
 
 
@@ -242,6 +242,6 @@ def test_csv_is_written_in_one_step_over_whatever_was_there(tmp_path):
     out = tmp_path / "grades.csv"
     out.write_text("judy,5\n")
     g = grade.Grade("zed", {"00.bf16_bytes": 1}, {"00.bf16_bytes": "✅ fine"}, [])
-    grade.write_csv([copy.copy(g)], ["00.bf16_bytes"], out)
+    report.write_csv([copy.copy(g)], ["00.bf16_bytes"], out)
     assert out.read_text().splitlines() == ["student,00.bf16_bytes,total,max,feedback", "zed,1,1,1,"]
     assert [p.name for p in tmp_path.iterdir()] == ["grades.csv"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from roofline_lib import grade, student
+from roofline_lib.teach import grade, student
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "exercise_master.ipynb"

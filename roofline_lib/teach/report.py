@@ -1,0 +1,70 @@
+"""What the teacher reads: grades.csv, one feedback file per student, progress lines.
+
+Every string passes through text.clean on its way out (a student chooses file
+names and exception messages), and every CSV cell through text.csv_cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from .text import clean, csv_cell
+
+
+def _plain(message):
+    """One feedback message without its symbol or the how-to of an unanswered question."""
+    message = re.sub(r"^[✅❌⏳]\s*", "", message)
+    return re.sub(r" yet — replace `\.\.\.` with your answer.*$", "", message)
+
+
+def feedback_line(grade, question_ids):
+    parts = list(grade.notes) + [_plain(grade.messages[q]) for q in question_ids
+                                 if not grade.scores.get(q) and q in grade.messages]
+    return clean("; ".join(dict.fromkeys(clean(p) for p in parts)), limit=1000)
+
+
+def rows(grades, question_ids):
+    """The grades table as lists of cells, header first, every cell safe for a spreadsheet."""
+    table = [["student", *question_ids, "total", "max", "feedback"]]
+    for g in sorted(grades, key=lambda g: g.student):
+        table.append([g.student, *(g.scores.get(q, 0) for q in question_ids), g.total, len(question_ids),
+                      feedback_line(g, question_ids)])
+    return [[csv_cell(cell) for cell in row] for row in table]
+
+
+def write_csv(grades, question_ids, out):
+    """Write the grades table in one step: the file at ``out`` is either all of it or untouched.
+
+    The table goes to a temporary file beside ``out`` that is renamed over it;
+    on any failure the temporary file is removed and the error raised.
+    """
+    out = Path(out)
+    table = rows(grades, question_ids)  # built (and checked) before anything is written
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows(table)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_feedback(grades, question_ids, folder):
+    """One text file per student: every question's feedback and every note."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for g in grades:
+        lines = [f"{g.student}: {g.total}/{len(question_ids)}", ""]
+        lines += [clean(g.messages.get(q, f"{q}: not graded")) for q in question_ids]
+        lines += [""] + [f"note: {clean(n)}" for n in g.notes] if g.notes else []
+        (folder / f"{g.student}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="replace")
+
+
+def progress_line(done, total, grade, n_questions):
+    note = f" — {clean(grade.notes[0], limit=300)}" if grade.notes else ""
+    return f"[{done}/{total}] {clean(grade.student)}.ipynb {grade.total}/{n_questions} ({grade.seconds:.1f} s){note}"

@@ -1,0 +1,114 @@
+"""The questions being graded, their expected values, and one submission's marks.
+
+Everything here runs in the grader's own process, on plain data: the expected
+values are computed by the library before any submission runs, and an answer
+is judged from the value the kernel replied, never from what the notebook says.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from .. import exercises
+from .kernel import Unreadable, parse_capture
+
+
+@dataclasses.dataclass
+class Grade:
+    student: str
+    scores: dict  # question id -> 0 or 1
+    messages: dict  # question id -> one line of feedback
+    notes: list
+    seconds: float = 0.0
+
+    @property
+    def total(self):
+        return sum(self.scores.values())
+
+
+def _plain(value):
+    """A context value as a builtin (a stand-in float loses the type and repr the student gave it)."""
+    if isinstance(value, (bool, str)):
+        return type(value)(value)
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError(f"a measurement passed to check must be a number, not {type(value).__name__}")
+
+
+class Assignment:
+    """The questions being graded, with expected values computed before any submission runs."""
+
+    def __init__(self, question_ids):
+        self.question_ids = list(dict.fromkeys(question_ids))
+        if not self.question_ids:
+            raise ValueError("the assignment has no questions: its notebook calls rl.exercises.check nowhere")
+        self.questions = {qid: exercises.get_question(qid) for qid in self.question_ids}
+        self._expected = {}
+        for qid, q in self.questions.items():
+            try:
+                self._expected[(qid, ())] = q.expected()
+            except TypeError:
+                pass  # this question needs context (keyword arguments of check); computed when seen
+
+    @classmethod
+    def from_notebook(cls, path):
+        from pathlib import Path
+
+        from .discovery import find_checks, load_cells
+
+        # The teacher's own notebook: parsed here, without the limits a submission gets.
+        cells = load_cells(Path(path).read_bytes())
+        return cls(call.question_id for call in find_checks(cells))
+
+    @classmethod
+    def from_chapter(cls, chapter):
+        return cls(q.id for q in exercises.questions(f"{int(chapter):02d}."))
+
+    def expected(self, qid, context):
+        """Expected value for ``qid`` given a measured context, cached by value (never by a repr)."""
+        context = {k: _plain(v) for k, v in context.items()}
+        # The type tells 1 from 1.0 from True; a float's own repr is exact and not the student's.
+        key = (qid, tuple(sorted((k, type(v).__name__, repr(v)) for k, v in context.items())))
+        if any(isinstance(v, float) and math.isnan(v) for v in context.values()):
+            return self.questions[qid].expected(**context)  # NaN is never equal to itself: no cache
+        if key not in self._expected:
+            self._expected[key] = self.questions[qid].expected(**context)
+        return self._expected[key]
+
+    def score(self, student, run):
+        """The Grade of one Run (see run.py)."""
+        if run.failure:
+            return Grade(student, dict.fromkeys(self.question_ids, 0), {}, [run.failure, *run.notes])
+        scores, messages = {}, {}
+        for qid in self.question_ids:
+            scores[qid] = 0
+            found = [n for n, (q, _, _) in enumerate(run.checks) if q == qid]
+            if not found:
+                messages[qid] = f"{qid}: question not found in submission"
+                continue
+            n = found[-1]  # the last attempt counts
+            _, cell, keys = run.checks[n]
+            if cell in run.not_run:
+                messages[qid] = f"{qid}: {run.not_run[cell]}"
+            elif cell in run.cell_problems:
+                messages[qid] = f"{qid}: {run.cell_problems[cell]}"
+            elif f"a{n}" not in run.replies:
+                messages[qid] = f"{qid}: the answer was not read"
+            else:
+                try:
+                    value = parse_capture(run.replies[f"a{n}"])
+                    context = {k: parse_capture(run.replies.get(f"c{n}_{k}", {})) for k in keys}
+                except Unreadable as e:
+                    messages[qid] = f"{qid}: the answer could not be read ({e})"
+                    continue
+                try:
+                    # As check() does: an unanswered question needs no expected value.
+                    expected = None if value is ... else self.expected(qid, context)
+                    feedback = exercises.judge(self.questions[qid], value, expected)
+                except (TypeError, ValueError, ArithmeticError) as e:
+                    messages[qid] = f"{qid}: the check's context is not usable ({e})"[:300]
+                    continue
+                scores[qid] = int(feedback.correct)
+                messages[qid] = feedback.message
+        return Grade(student, scores, messages, list(run.notes))
