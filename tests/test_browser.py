@@ -301,7 +301,8 @@ ERROR_OUTPUTS = (".jp-Notebook [data-mime-type='application/vnd.jupyter.error'],
 # A cell whose source is collapsed (metadata.jupyter.source_hidden) shows a placeholder whose prompt
 # (.jp-Placeholder-prompt, also a .jp-InputPrompt) is always empty: it is not a cell that has not run.
 RUN_STATE_JS = """(errorOutputs) => {
-  const prompts = Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt:not(.jp-Placeholder-prompt)'))
+  const prompts = Array.from(document.querySelectorAll(
+      '.jp-Notebook .jp-CodeCell .jp-InputPrompt:not(.jp-Placeholder-prompt)'))
     .map((p) => p.textContent.trim());
   const idle = document.querySelector(".jp-Notebook-ExecutionIndicator[data-status='idle']") !== null;
   if (document.querySelector(errorOutputs) !== null && idle) return 'error';  // JupyterLab stops at an error
