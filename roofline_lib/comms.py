@@ -1,8 +1,12 @@
 """Communication between chips: bytes moved by collectives, and how long they take.
 
-Plain numpy (every argument may be an array, for sweeps); no hardware lookups here,
-so bandwidths are passed in byte/s **per direction** (datasheets add both directions:
-use ``hw.interconnect_bandwidth_per_direction``, or ``hw.host_link_bandwidth / 2``).
+Plain numpy (every argument may be an array, for sweeps). Bandwidths are byte/s **per
+direction** (datasheets add both directions: ``hw.interconnect_bandwidth_per_direction``, or
+``hw.host_link_bandwidth / 2``); ``link_bandwidth(hw, link)`` picks one for a chip, and the
+``*_on(hw, link, ...)`` functions add NCCL's latency model for that link.
+
+Multi-chip steps of a model (``tp_decode_step``, ``tp_prefill`` ...) live in ``parallel``;
+``comms.tp_decode_step`` is the same function.
 
 Conventions: ``n_chips`` chips in a ring; "bytes sent" is what each chip sends (it
 receives as much); a message is the whole array being reduced or gathered.
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .hardware import get_accelerator
 from .validation import positive
 
 
@@ -115,35 +120,76 @@ def weight_gathered_crossover_tokens(layer_params, hidden):
     return positive("layer_params", layer_params) / (4 * positive("hidden", hidden))
 
 
-def tp_decode_step(n_params, hidden, n_layers, batch, n_chips, mem_bandwidth, peak_flops, link_bandwidth,
-                   latency=0.0, bytes_per_param=2, kv_bytes_per_token=0.0, context=0, activation_bytes=2):
-    """Lower bounds on one decode step (one new token per sequence) of a dense transformer
-    split over n chips with Megatron tensor parallelism.
-
-    t_mem   each chip reads its 1/n of the weights (and of the KV cache) from its memory
-    t_math  2 FLOPs per parameter and token, split over the chips
-    t_comm  2 all-reduces per layer of [batch, hidden] activations over the link
-            (``link_bandwidth`` per direction), each paying 2(n-1) latencies; activations are
-            ``activation_bytes`` per element (bf16) whatever the weights' dtype
-    Returns a dict of the three times and the bound (the largest). Communication is
-    counted as not overlapped with the rest, the seed's sequential assumption.
-    """
+def alltoall_bytes(per_chip_bytes, n_chips):
+    """Bytes each chip sends in an all-to-all where it holds ``per_chip_bytes`` spread evenly over
+    the n chips: all but its own 1/n leaves it."""
     n = _chips(n_chips)
-    batch = positive("batch", batch)
-    params = positive("n_params", n_params)
-    weights = params * positive("bytes_per_param", bytes_per_param)
-    kv = np.asarray(kv_bytes_per_token, dtype=float) * np.asarray(context, dtype=float) * batch
-    t_mem = (weights + kv) / n / positive("mem_bandwidth", mem_bandwidth)
-    t_math = 2 * params * batch / n / positive("peak_flops", peak_flops)
-    message = batch * positive("hidden", hidden) * positive("activation_bytes", activation_bytes)
-    per_layer = 2 * ring_allreduce_time(message, n,
-                                        link_bandwidth, latency)
-    t_comm = positive("n_layers", n_layers, integer=True) * np.asarray(per_layer, float)
-    times = np.broadcast_arrays(np.asarray(t_math, float), np.asarray(t_mem, float), t_comm)
-    names = np.array(["compute", "memory", "communication"])
-    bound = names[np.argmax(np.stack(times), axis=0)]
-    out = {"t_math": times[0], "t_mem": times[1], "t_comm": times[2], "bound": bound}
-    if np.ndim(out["t_math"]) == 0:
-        out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
-        out["bound"] = str(out["bound"])
-    return out
+    return positive("per_chip_bytes", per_chip_bytes) * (n - 1) / n
+
+
+# ---------------------------------------------------------------- links and NCCL's latency model
+
+LINKS = {"nvlink": "interconnect_bandwidth", "pcie": "host_link_bandwidth"}
+LINK_ALIASES = {"interconnect": "nvlink", "nvlink": "nvlink", "pcie": "pcie", "host": "pcie"}
+
+# NCCL's own cost model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel): a collective by ring
+# with the low-latency LL protocol costs baseLat 6.6 us plus hwLat per ring step, 0.6 us over
+# NVLink and 1.0 us over PCI; an all-reduce takes 2(n - 1) steps, an all-gather n - 1.
+NCCL_BASE_LATENCY = 6.6e-6
+NCCL_STEP_LATENCY = {"nvlink": 0.6e-6, "pcie": 1.0e-6}
+
+
+def canonical_link(link):
+    """'nvlink' or 'pcie' for a link name (also 'interconnect', 'host'); ValueError otherwise."""
+    key = LINK_ALIASES.get(str(link).strip().lower()) if isinstance(link, str) else None
+    if key is None:
+        raise ValueError(f"unknown link {link!r}; known: 'nvlink' (the chip's interconnect) or 'pcie'")
+    return key
+
+
+def link_bandwidth(hw, link):
+    """Bandwidth of one direction of ``hw``'s NVLink (interconnect) or PCIe (host) link, byte/s."""
+    hw, key = get_accelerator(hw), canonical_link(link)
+    both = getattr(hw, LINKS[key])
+    if both is None:
+        raise ValueError(f"{hw.name} has no {key} figure in its data file; "
+                         f"it has: {', '.join(k for k, f in LINKS.items() if getattr(hw, f)) or 'none'}")
+    return both / 2
+
+
+def allreduce_time_on(hw, link, message_bytes, n_chips):
+    """A ring all-reduce of ``message_bytes`` over n of ``hw``'s chips on ``link``, by NCCL's model:
+    baseLat + 2(n - 1) x hwLat + 2(n - 1)/n x message / per-direction bandwidth; 0 on one chip."""
+    n = int(_chips(n_chips))
+    if n == 1:
+        return 0.0 * np.asarray(message_bytes, float) if np.ndim(message_bytes) else 0.0
+    key = canonical_link(link)
+    return NCCL_BASE_LATENCY + ring_allreduce_time(message_bytes, n, link_bandwidth(hw, key),
+                                                   NCCL_STEP_LATENCY[key])
+
+
+def send_time_on(hw, link, nbytes):
+    """One point-to-point send of ``nbytes`` to the next chip (a pipeline stage's activations):
+    baseLat + one step's hwLat + bytes / per-direction bandwidth."""
+    key = canonical_link(link)
+    return NCCL_BASE_LATENCY + transfer_time(nbytes, link_bandwidth(hw, key), NCCL_STEP_LATENCY[key])
+
+
+def alltoall_time_on(hw, link, per_chip_bytes, n_chips):
+    """An all-to-all (expert parallelism's dispatch or combine): each chip sends
+    ``alltoall_bytes`` through its one link, paying baseLat + (n - 1) x hwLat; 0 on one chip."""
+    n = int(_chips(n_chips))
+    if n == 1:
+        return 0.0
+    key = canonical_link(link)
+    return NCCL_BASE_LATENCY + transfer_time(alltoall_bytes(per_chip_bytes, n), link_bandwidth(hw, key),
+                                             (n - 1) * NCCL_STEP_LATENCY[key])
+
+
+def __getattr__(name):
+    # the model-level steps live in .parallel (which imports this module); reachable here too
+    if name in ("tp_decode_step", "tp_prefill", "MultiChipEstimate"):
+        from . import parallel
+
+        return getattr(parallel, name)
+    raise AttributeError(f"module 'roofline_lib.comms' has no attribute {name!r}")

@@ -298,6 +298,8 @@ CANVAS_INKED_JS = """(canvas) => {
 ERROR_OUTPUTS = (".jp-Notebook [data-mime-type='application/vnd.jupyter.error'], "
                  ".jp-Notebook [data-mime-type='application/vnd.jupyter.stderr']")
 
+# A cell whose source is collapsed (metadata.jupyter.source_hidden) shows a placeholder whose prompt
+# (.jp-Placeholder-prompt, also a .jp-InputPrompt) is always empty: it is not a cell that has not run.
 RUN_STATE_JS = """(errorOutputs) => {
   // a collapsed input (source_hidden) shows a placeholder whose prompt has no execution count: skip it
   const prompts = Array.from(document.querySelectorAll(

@@ -89,21 +89,26 @@ def test_weight_gathered_crossover_is_where_bytes_are_equal():
         assert comms.megatron_layer_bytes(2 * t, hidden, n) > comms.weight_gathered_layer_bytes(layer, n)
 
 
-def test_tp_decode_step_parts():
-    r = comms.tp_decode_step(n_params=70e9, hidden=8192, n_layers=80, batch=1, n_chips=8, mem_bandwidth=3.35e12,
-                             peak_flops=989e12, link_bandwidth=450e9, latency=1e-6)
-    assert r["t_mem"] == pytest.approx(140e9 / 8 / 3.35e12)
-    assert r["t_math"] == pytest.approx(2 * 70e9 / 8 / 989e12)
-    assert r["t_comm"] == pytest.approx(80 * 2 * (14 * 1e-6 + 1.75 * 8192 * 2 / 450e9))
-    assert r["bound"] == "memory"
-    big = comms.tp_decode_step(70e9, 8192, 80, np.array([1.0, 4096.0]), 8, 3.35e12, 989e12, 32e9, 1e-6)
-    assert list(big["bound"]) == ["memory", "communication"]
+def test_nccl_latency_model_by_hand():
+    import roofline_lib as rl
+
+    # NVIDIA/nccl src/graph/tuning.cc: ring LL baseLat 6.6 us, hwLat 0.6 us (NVLink) / 1.0 us (PCI) per step
+    t = comms.allreduce_time_on("H100 SXM", "nvlink", 16384, 8)
+    assert t == pytest.approx(6.6e-6 + 14 * 0.6e-6 + 1.75 * 16384 / 450e9, rel=1e-12)
+    t = comms.allreduce_time_on("A100", "pcie", 1e6, 4)
+    assert t == pytest.approx(6.6e-6 + 6 * 1.0e-6 + 1.5 * 1e6 / 32e9, rel=1e-12)
+    assert comms.allreduce_time_on("A100", "nvlink", 1e6, 1) == 0
+    assert comms.send_time_on("H100", "pcie", 64e9) == pytest.approx(6.6e-6 + 1e-6 + 1.0, rel=1e-12)
+    assert comms.alltoall_bytes(800, 8) == 700
+    assert comms.alltoall_time_on("H100", "nvlink", 800, 8) == pytest.approx(6.6e-6 + 7 * 0.6e-6 + 700 / 450e9)
+    assert comms.link_bandwidth(rl.get_accelerator("H100 SXM"), "interconnect") == 450e9
 
 
-def test_fp8_weights_keep_bf16_activations_on_the_wire():
-    fp8 = comms.tp_decode_step(70e9, 8192, 80, 1, 8, 3.35e12, 989e12, 450e9, bytes_per_param=1)
-    assert fp8["t_mem"] == pytest.approx(70e9 / 8 / 3.35e12)  # 1 byte per weight
-    assert fp8["t_comm"] == pytest.approx(80 * 2 * 1.75 * 8192 * 2 / 450e9)  # still 2 bytes per activation
+def test_unknown_link_or_missing_figure_is_refused():
+    with pytest.raises(ValueError, match="unknown link 'infiniband'.*'nvlink'.*'pcie'"):
+        comms.link_bandwidth("H100", "infiniband")
+    with pytest.raises(ValueError, match="A10 has no nvlink figure.*pcie"):
+        comms.link_bandwidth("A10", "nvlink")
 
 
 def test_bad_input():

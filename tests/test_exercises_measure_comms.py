@@ -47,7 +47,15 @@ def test_ch09_by_hand():
     assert not check("09.nvlink_allreduce_time", 112e6 / 900e9)  # both directions: the classic slip
     assert check("09.nvlink_over_pcie", 900 / 128)
     assert check("09.crossover_tokens", 855_638_016 / (4 * 8192))
-    assert check("09.decode_bound_pcie", "communication")
+    # with the KV cache of 64 x 4096 positions: (137.95 GB + 85.9 GB) / 8 / 3.35 TB/s = 8.35 ms of memory
+    # against 160 x (6.6 + 14 x 1.0 us + 1.75 x 1 MiB / 64 GB/s) = 7.88 ms of PCIe all-reduces
+    assert check("09.decode_bound_pcie", "memory")
+    assert not check("09.decode_bound_pcie", "communication")
+    assert check("09.bubble_microbatches", 63)
+    assert check("09.ep_alltoall_bytes", 2 * 32 * 8 * 2 * 4096 * 2 * 7 / 8)
+    # tensor parallel reads 1/8 of Llama-2-7B's 13.5 GB per chip; a replica reads all of it for its 8 sequences
+    # (the same KV bytes per chip either way), and the all-reduces cost less than the 11.8 GB difference
+    assert check("09.replicas_or_tp", "tensor")
 
 
 def test_every_new_question_has_a_prompt():

@@ -1,9 +1,11 @@
-"""Explorer: when does tensor-parallel decode of a 70B model become communication-bound?
+"""Explorer: when does tensor-parallel decode become communication-bound, and what does it cost?
 
-Sliders: chip, link (chip-to-chip interconnect or PCIe), chip count, batch and the latency of
-one ring step. The figure shows the three lower bounds of one decode step against batch size
-(memory: each chip reads its share of the weights; compute; communication: two all-reduces per
-layer), with a marker at the chosen batch.
+Sliders: model, chip, link (NVLink or PCIe), batch, chip count and context. The figure shows the
+per-chip terms of one decode step against batch (memory: 1/n of the weights and of the KV cache;
+compute; communication: two all-reduces per layer), their sum (nothing overlapped) and their max
+(everything overlapped), from ``parallel.tp_decode_step``. The batch axis ends at the largest
+batch whose KV cache fits beside the weights (the bytes the driver reports), so every point drawn
+is a configuration that runs.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter
 
-from ..comms import tp_decode_step
 from ..hardware import get_accelerator, list_accelerators
+from ..llm import list_models
+from ..models import get_model
+from ..parallel import tp_decode_step, tp_max_batch
 from .base import Explorer, eng, log_slider
 
-# Llama-2-70B, from meta-llama/Llama-2-70b-hf config.json (hidden_size, num_hidden_layers); ~69e9 parameters
-LLAMA2_70B = {"n_params": 69e9, "hidden": 8192, "n_layers": 80}
-BATCHES = np.geomspace(1, 4096, 200)
+POINTS = 120
 
 
 def chips_with_links():
@@ -27,50 +29,74 @@ def chips_with_links():
             if get_accelerator(n).interconnect_bandwidth and get_accelerator(n).host_link_bandwidth]
 
 
+def batch_axis(largest):
+    """Whole batches from 1 to ``largest`` on a log scale (empty if nothing fits)."""
+    if largest < 1:
+        return np.array([], dtype=float)
+    return np.unique(np.round(np.geomspace(1, largest, POINTS)))
+
+
 class CommsExplorer(Explorer):
-    def __init__(self, chip="H100 SXM", link="interconnect", n_chips=8, batch=16, latency=1e-6, model=None):
-        self.model = dict(model or LLAMA2_70B)
+    def __init__(self, model="Llama-2-70B", chip="H100 SXM", link="nvlink", batch=16, n_chips=8, context=4096):
+        dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="230px"))
         controls = {
+            "model": ipywidgets.Dropdown(options=list_models(), value=get_model(model).name, description="model",
+                                         **dropdown),
             "chip": ipywidgets.Dropdown(options=chips_with_links(), value=get_accelerator(chip).name,
-                                        description="chip"),
-            "link": ipywidgets.Dropdown(options=[("NVLink / interconnect", "interconnect"), ("PCIe", "pcie")],
-                                        value=link, description="link"),
-            "n_chips": ipywidgets.IntSlider(value=n_chips, min=2, max=16, description="chips"),
-            "batch": log_slider("batch", 1, 4096, batch),
-            "latency": log_slider("latency per ring step (s)", 1e-7, 1e-4, latency, readout_format=".1e"),
+                                        description="chip", **dropdown),
+            "link": ipywidgets.Dropdown(options=[("NVLink", "nvlink"), ("PCIe", "pcie")], value=link,
+                                        description="link", **dropdown),
+            "batch": log_slider("batch", 1, 4096, batch, base=2, step=0.5, readout_format=".0f"),
+            "n_chips": ipywidgets.IntSlider(value=n_chips, min=1, max=16, description="chips",
+                                            layout=ipywidgets.Layout(width="300px")),
+            "context": log_slider("context", 128, 32768, context, base=2, step=0.5, readout_format=".0f"),
         }
-        super().__init__(controls)
+        super().__init__(controls, figsize=(8, 4.2))
 
     def build(self):
         ax = self.ax = self.fig.add_subplot()
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("batch (sequences, one new token each)")
+        ax.set_xlabel("batch (sequences, one new token each), up to what fits")
         ax.set_ylabel("time per decode step")
         ax.yaxis.set_major_formatter(EngFormatter(unit="s"))
         ax.grid(True, alpha=0.3)
-        self.lines = {k: ax.plot([], [], label=label)[0] for k, label in
-                      (("t_mem", "memory (weights / chips)"), ("t_math", "compute"),
-                       ("t_comm", "communication (2 all-reduces / layer)"))}
+        styles = (("t_mem", "memory (weights + KV / chips)", {}), ("t_math", "compute", {}),
+                  ("t_comm", "communication (2 all-reduces / layer)", {}),
+                  ("sequential", "sum: nothing overlapped", {"color": "k", "ls": "--", "lw": 1}),
+                  ("overlapped", "max: all overlapped", {"color": "0.5", "lw": 4, "alpha": 0.35}))
+        self.lines = {k: ax.plot([], [], label=label, **kw)[0] for k, label, kw in styles}
         self.marker = ax.axvline(1, color="0.3", ls=":")
         ax.legend(loc="upper left", fontsize=8)
 
-    def times(self, chip, link, n_chips, batch, latency):
-        hw = get_accelerator(chip)
-        per_direction = (hw.interconnect_bandwidth if link == "interconnect" else hw.host_link_bandwidth) / 2
-        return tp_decode_step(self.model["n_params"], self.model["hidden"], self.model["n_layers"], batch,
-                              n_chips, hw.mem_bandwidth, hw.peak_flops("bf16"), per_direction, latency=latency)
-
-    def update(self, chip, link, n_chips, batch, latency):
-        curves = self.times(chip, link, n_chips, BATCHES, latency)
-        for key, line in self.lines.items():
-            line.set_data(BATCHES, curves[key])
+    def update(self, model, chip, link, batch, n_chips, context):
+        batch, context = int(round(batch)), int(round(context))
+        largest = tp_max_batch(model, chip, context, n_chips)
+        batches = batch_axis(largest)
+        name = get_model(model).name
+        if batches.size:
+            curves = tp_decode_step(model, chip, batches, context, n_chips, link)
+            values = {k: np.broadcast_to(getattr(curves, k), batches.shape) for k in self.lines}
+            for key, line in self.lines.items():
+                line.set_data(batches, values[key])
+            low = min(float(np.min(v)) for v in values.values() if np.any(v > 0))
+            high = max(float(np.max(v)) for v in values.values())
+            self.ax.set_xlim(1, max(2.0, batches[-1]))
+            self.ax.set_ylim(low / 2, high * 2)
+        else:
+            for line in self.lines.values():
+                line.set_data([], [])
         self.marker.set_xdata([batch, batch])
-        low = min(float(np.min(curves[k])) for k in self.lines)
-        high = max(float(np.max(curves[k])) for k in self.lines)
-        self.ax.set_xlim(BATCHES[0], BATCHES[-1])
-        self.ax.set_ylim(low / 2, high * 2)
-        self.ax.set_title(f"Llama-2-70B bf16 decode, {n_chips} x {chip}, {link}", fontsize=10)
-        now = self.times(chip, link, n_chips, batch, latency)
-        return {"memory time": eng(now["t_mem"], "s"), "compute time": eng(now["t_math"], "s"),
-                "communication time": eng(now["t_comm"], "s"), "bound": now["bound"]}
+        self.ax.set_title(f"{name} bf16 decode, context {context}, {n_chips} x {get_accelerator(chip).name}, "
+                          f"{link}", fontsize=10)
+        now = tp_decode_step(model, chip, batch, context, n_chips, link)
+        fits = bool(now.fits)
+        return {
+            "memory / compute / communication": " / ".join(eng(t, "s") for t in (now.t_mem, now.t_math, now.t_comm)),
+            "largest term": now.bound,
+            "step if overlapped (max) / not overlapped (sum)": f"{eng(now.overlapped, 's')} / "
+                                                                f"{eng(now.sequential, 's')}",
+            "communication share of the sum": f"{float(now.comm_share):.0%}",
+            "memory per chip": f"{eng(now.memory_per_chip, 'B')} of {eng(now.usable_memory, 'B')}: "
+                               f"{'fits' if fits else 'does NOT fit'} (largest batch {largest})",
+        }
