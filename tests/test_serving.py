@@ -59,11 +59,11 @@ def test_sum_max_affine_against_brute_force():
 
 def test_vectorised_over_batch_prompt_and_output():
     rng = np.random.default_rng(0)
-    B, P, O = rng.integers(1, 256, 10_000), rng.integers(1, 4096, 10_000), rng.integers(1, 2048, 10_000)
-    sweep = serving.request("llama-2-7b", "A100", B, P, O)
+    B, P, OUT = rng.integers(1, 256, 10_000), rng.integers(1, 4096, 10_000), rng.integers(1, 2048, 10_000)
+    sweep = serving.request("llama-2-7b", "A100", B, P, OUT)
     assert sweep.e2e.shape == (10_000,)
     for j in (0, 17, 9999):
-        one = serving.request("llama-2-7b", "A100", int(B[j]), int(P[j]), int(O[j]))
+        one = serving.request("llama-2-7b", "A100", int(B[j]), int(P[j]), int(OUT[j]))
         assert sweep.e2e[j] == pytest.approx(one.e2e, rel=1e-12)
         assert sweep.fits[j] == one.fits
 
