@@ -269,3 +269,20 @@ def test_no_online_serving_record_beats_the_bound_at_its_arrival_rate(rec):
     bound = c.ttft if rec.measures == "prefill" else c.tpot
     assert bound <= rec.measured_seconds()
     assert math.isfinite(bound) and c.batch >= 1
+
+
+# ------------------------------------------------------------------ chapter 11's exercises, by hand
+
+def test_ch11_by_hand():
+    check = rl.exercises.check
+    assert check("11.littles_law", 12.0) and not check("11.littles_law", 48 / 200)
+    assert check("11.spec_tokens", 1 + 0.6 + 0.36 + 0.216)
+    assert not check("11.spec_tokens", 0.6 + 0.36 + 0.216)  # the target's own token forgotten
+    # H100 SXM: 81559 MiB - 13,476,831,232 B = 72,043,978,752 B; pages: 304, 912, 1504 -> mean 906.67 positions
+    # x 524,288 B = 475,354,453 B per sequence -> 151
+    assert check("11.paged_batch", 151) and not check("11.paged_batch", 152)
+    assert check("11.spec_pays", "does not pay")
+    costs = {chip: serving.best_batch_under_slo("llama-2-13b", chip, 1024, 256, 50e-3).cost_per_million_tokens(p)
+             for chip, p in {"A100": 1.80, "H100": 2.50, "H200": 3.50}.items()}
+    assert min(costs, key=costs.get) == "H200"
+    assert check("11.slo_chip", "H200") and not check("11.slo_chip", "a100")
