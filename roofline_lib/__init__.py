@@ -12,7 +12,7 @@ from .roofline import Estimate, attainable_flops, estimate, mbu, mfu
 from .workloads import Workload, attention, dot, elementwise, matmul, vector_add
 
 _LAZY = {"symbolic", "plotting", "widgets", "exercises", "measure", "llm", "comms", "measurements", "system",
-         "launch", "parallel"}
+         "launch", "parallel", "serving"}
 # names reachable as rl.<name> that live in a lazy submodule (loaded on first use)
 _LAZY_NAMES = {"get_model": "llm", "list_models": "llm", "prefill": "llm", "decode_step": "llm",
                "measured_vs_predicted": "measurements"}

@@ -238,6 +238,30 @@ def decode_step(model, batch, context, weight_dtype="bf16", kv_dtype="bf16", com
     return w.renamed(f"{m.name} decode step")
 
 
+def extend_step(model, batch, new_tokens, cached_len, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16",
+                logits_per_sequence=1):
+    """A forward pass over ``new_tokens`` tokens of each of ``batch`` sequences whose first ``cached_len``
+    positions are already in the KV cache (causal among the new tokens; each attends to the cached positions
+    too): a chunk of a chunked prefill, the uncached suffix of a prompt under prefix caching, or a speculative
+    verify step (the last accepted token and k drafted ones, ``logits_per_sequence=k + 1``).
+    ``cached_len=0`` is ``prefill``; ``new_tokens=1`` is ``decode_step(context=cached_len + 1)``. Vectorised."""
+    m = get_model(model)
+    batch = positive("batch", batch, integer=True)
+    new_tokens = positive("new_tokens", new_tokens, integer=True)
+    cached = np.asarray(cached_len, dtype=float) if not isinstance(cached_len, bool) else np.array(np.nan)
+    if cached.size == 0 or not np.all(np.isfinite(cached)) or np.any(cached < 0) or np.any(cached != np.round(cached)):
+        raise ValueError(f"cached_len must be a whole number of positions >= 0 (0: a plain prefill); "
+                         f"got {cached_len!r}")
+    cached = cached.item() if cached.ndim == 0 else cached
+    logits = positive("logits_per_sequence", logits_per_sequence, integer=True)
+    if np.any(np.asarray(logits) > np.asarray(new_tokens)):
+        raise ValueError(f"logits_per_sequence ({logits_per_sequence}) cannot exceed new_tokens ({new_tokens}): "
+                         "logits come only from the positions the pass computes")
+    dt = _Dtypes(weight_dtype, kv_dtype, compute_dtype)
+    w = _forward(m, batch, new_tokens, cached + new_tokens, dt, causal=True, logits_per_sequence=logits)
+    return w.renamed(f"{m.name} extend step")
+
+
 def time_by_part(workload, hw, dtype=None):
     """{part name: seconds} with each part at its own roofline bound, max(t_math, t_mem),
     parts of the same name (the same op in every layer) added up. Vectorised."""
@@ -474,7 +498,7 @@ def decode_attention_time(model, hw, batch, context, kv_dtype="bf16", splits=1):
 
 __all__ = [
     "CATEGORIES", "MLA", "Model", "MoE", "attention_chain", "category_of", "decode_attention_blocks",
-    "decode_attention_time", "decode_step", "expected_experts_touched", "fits", "flash_decoding_splits",
+    "decode_attention_time", "decode_step", "expected_experts_touched", "extend_step", "fits", "flash_decoding_splits",
     "gated_mlp_chain", "get_model", "kernel_sum_time", "list_models", "load_model", "max_batch",
     "memory_required", "prefill", "sm_utilisation", "time_by_category", "time_by_part",
 ]

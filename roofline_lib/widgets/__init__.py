@@ -12,6 +12,7 @@ from .comms_explorer import CommsExplorer
 from .llm_explorer import LLMExplorer
 from .matmul_explorer import MatmulExplorer
 from .roofline_explorer import RoofAxes, RooflineExplorer
+from .serving_explorer import ServingExplorer
 
 __all__ = ["AttentionExplorer", "CommsExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "RoofAxes",
-           "RooflineExplorer", "eng", "freeze_layout", "log_slider", "snapshot"]
+           "RooflineExplorer", "ServingExplorer", "eng", "freeze_layout", "log_slider", "snapshot"]

@@ -1,0 +1,45 @@
+"""Chapter 11: serving whole requests. Model shapes come from data/models, never typed here."""
+
+from .. import serving
+from .core import Question
+
+# Prices per chip-hour for the design question: hypothetical figures the question states (use your provider's).
+PRICES = {"a100": 1.80, "h100": 2.50, "h200": 3.50}  # A100 80GB SXM4, H100 SXM5, H200 SXM
+
+
+def _littles_law():
+    # 48 sequences in flight, 200 output tokens each at 20 ms per token: rate = N / (O x TPOT)
+    return 48 / (200 * 20e-3)
+
+
+def _slo_chip():
+    cost = {chip: serving.best_batch_under_slo("llama-2-13b", chip, 1024, 256, 50e-3).cost_per_million_tokens(price)
+            for chip, price in PRICES.items()}
+    return min(cost, key=cost.get)
+
+
+def _spec_pays():
+    s = serving.speculative("llama-2-7b", "A100", batch=1024, context=128, k=4, acceptance=0.6)
+    return "pays" if s.speedup > 1 else "does not pay"
+
+
+QUESTIONS = [
+    Question("11.littles_law", "A server keeps 48 sequences decoding; each request has 200 output tokens at a TPOT "
+             "of 20 ms. What arrival rate (requests per second) keeps it there?", _littles_law, unit="requests/s",
+             hint="Little's law: in flight = arrival rate x time each spends decoding"),
+    Question("11.spec_tokens", "Speculative decoding with k = 3 drafted tokens, each accepted with probability 0.6: "
+             "expected tokens per verify step.", lambda: serving.expected_tokens_per_verify(0.6, 3),
+             rtol=1e-6, unit="tokens", hint="the accepted drafts, plus the one token the target always adds"),
+    Question("11.paged_batch", "Llama-2-7B bf16 on one H100 SXM (the driver's bytes): requests end at 300, 900 or "
+             "1500 positions, equally often; pages of 16 tokens. How many sequences' KV caches fit beside the "
+             "weights?", lambda: serving.kv_fit("llama-2-7b", "H100 SXM", [300, 900, 1500], 4096).paged_batch,
+             rtol=0, unit="sequences", hint="mean positions per sequence in whole pages, times bytes per position"),
+    Question("11.spec_pays", "Llama-2-7B bf16 on an A100 80GB, batch 1024 at context 128: speculative decoding with "
+             "k = 4 and acceptance 0.6 (a draft that costs nothing). Does it 'pays' or 'does not pay'?", _spec_pays,
+             kind="choice", choices=("pays", "does not pay"),
+             hint="is the verify step of 5 positions per sequence still memory-bound at this batch?"),
+    Question("11.slo_chip", "Llama-2-13B bf16, 1024 prompt and 256 output tokens, TPOT at most 50 ms under "
+             "continuous batching: which chip serves a million output tokens cheapest at $1.80 (A100 80GB SXM4), "
+             "$2.50 (H100 SXM5) and $3.50 (H200 SXM) per hour: 'a100', 'h100' or 'h200'?", _slo_chip, kind="choice",
+             choices=tuple(PRICES), hint="the largest batch that meets the SLO on each chip, then price / throughput"),
+]
