@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 
 from .hardware import Accelerator, get_accelerator
+from .units import seconds
 from .validation import positive
 from .workloads import Workload
 
@@ -70,8 +71,8 @@ class Estimate:
     def __repr__(self):
         if np.ndim(self.t_math) or np.ndim(self.t_mem):
             return f"Estimate({self.workload.name!r} on {self.hw.name}, array)"
-        return (f"Estimate({self.workload.name!r} on {self.hw.name}: t_math={self.t_math:.4g} s, "
-                f"t_mem={self.t_mem:.4g} s, lower={self.lower:.4g} s, no_overlap={self.no_overlap:.4g} s, "
+        return (f"Estimate({self.workload.name!r} on {self.hw.name}: t_math={seconds(self.t_math)}, "
+                f"t_mem={seconds(self.t_mem)}, lower={seconds(self.lower)}, no_overlap={seconds(self.no_overlap)}, "
                 f"{self.bound}-bound)")
 
 

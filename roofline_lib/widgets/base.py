@@ -11,18 +11,10 @@ from matplotlib import pyplot as plt
 from matplotlib.backend_bases import DrawEvent
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, NullLocator
+from matplotlib.ticker import NullLocator
 from matplotlib.transforms import offset_copy
 
-
-def eng(value, unit="", places=3):
-    """``eng(2.5e12, "FLOP/s")`` -> '2.5 TFLOP/s' (matplotlib's EngFormatter, no hand-made units)."""
-    text = EngFormatter(unit=unit, places=places)(value)
-    # EngFormatter pads with zeros ("2.500 T"); trim them for a readout.
-    number, _, rest = text.partition(" ")
-    if "." in number:
-        number = number.rstrip("0").rstrip(".")
-    return f"{number} {rest}".strip()
+from ..units import eng  # noqa: F401  (readouts in engineering notation; rl.widgets.eng is the same function)
 
 
 def log_slider(description, low, high, value, *, base=10, step=None, readout_format=".3g", **kwargs):
