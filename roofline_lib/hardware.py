@@ -17,7 +17,18 @@ from .catalog import Catalog, read_toml
 from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
 from .validation import figure, figure_problem, positive
 
-DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
+
+
+def data_dir():
+    """The folder of data files: ``roofline_lib/data`` inside an installed wheel (setuptools maps the
+    repository's ``data/`` there at build time, see pyproject.toml), else the repository's ``data/``
+    beside the package (a checkout, or an editable install)."""
+    package = pathlib.Path(__file__).resolve().parent
+    packaged = package / "data"
+    return packaged if (packaged / "accelerators").is_dir() else package.parent / "data"
+
+
+DATA_DIR = data_dir()
 ACCELERATOR_DIR = DATA_DIR / "accelerators"
 
 TERA, GIGA = 1e12, 1e9
