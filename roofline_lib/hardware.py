@@ -18,7 +18,6 @@ from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
 from .validation import figure, figure_problem, positive
 
 
-
 def data_dir():
     """The folder of data files: ``roofline_lib/data`` inside an installed wheel (setuptools maps the
     repository's ``data/`` there at build time, see pyproject.toml), else the repository's ``data/``
