@@ -19,6 +19,19 @@ def attainable_flops(intensity, hw, dtype="bf16"):
     return np.minimum(hw.peak_flops(dtype), hw.mem_bandwidth * intensity)
 
 
+def _which_bound(t_math, t_mem):
+    result = np.where(np.asarray(t_math) >= np.asarray(t_mem), "compute", "memory")
+    return str(result) if result.ndim == 0 else result
+
+
+def bound_at(intensity, hw, dtype="bf16"):
+    """'compute' at or above the chip's ridge point, 'memory' below it: ``Estimate.bound`` of any
+    workload of that intensity (t_math >= t_mem per byte moved). Vectorised."""
+    hw = get_accelerator(hw)
+    intensity = positive("intensity", intensity)
+    return _which_bound(intensity / hw.peak_flops(dtype), 1 / hw.mem_bandwidth)
+
+
 @dataclasses.dataclass(frozen=True)
 class Estimate:
     """Times of a workload on one chip at the datasheet's peak rates, in seconds.
@@ -55,8 +68,7 @@ class Estimate:
     @property
     def bound(self):
         """'compute' where t_math >= t_mem, else 'memory' (an array for array inputs)."""
-        result = np.where(np.asarray(self.t_math) >= np.asarray(self.t_mem), "compute", "memory")
-        return str(result) if result.ndim == 0 else result
+        return _which_bound(self.t_math, self.t_mem)
 
     @property
     def achieved_flops(self):
