@@ -6,9 +6,11 @@ submodules that need them (``rl.symbolic``, ``rl.plotting``, ``rl.widgets``).
 
 import importlib
 
+from . import units
 from .dtypes import BYTES_PER_ELEMENT, bytes_per_element
 from .hardware import Accelerator, get_accelerator, list_accelerators, load_accelerator
 from .roofline import Estimate, attainable_flops, estimate, mbu, mfu
+from .units import eng
 from .workloads import Workload, attention, dot, elementwise, matmul, vector_add
 
 _LAZY = {"symbolic", "plotting", "widgets", "exercises", "measure", "llm", "comms", "measurements", "system",
@@ -33,6 +35,6 @@ def __dir__():
 
 __all__ = [
     "Accelerator", "BYTES_PER_ELEMENT", "Estimate", "Workload", "attainable_flops", "attention",
-    "bytes_per_element", "dot", "elementwise", "estimate", "mbu", "mfu", "get_accelerator", "list_accelerators",
-    "load_accelerator", "matmul", "vector_add",
+    "bytes_per_element", "dot", "elementwise", "eng", "estimate", "mbu", "mfu", "get_accelerator", "list_accelerators",
+    "load_accelerator", "matmul", "units", "vector_add",
 ]

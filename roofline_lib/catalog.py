@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import math
 import pathlib
 import re
+import time
 
 try:  # Python 3.11+
     import tomllib
@@ -21,22 +24,33 @@ def read_toml(path):
         raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
 
 
+@functools.lru_cache(maxsize=4096)
 def name_key(name):
     """'H200-SXM', 'h200 sxm', 'Llama-2.7B' -> one spelling: case, spaces, '-', '_' and '.' ignored."""
     return re.sub(r"[\s_\-.]+", "", name.lower())
 
 
 class Catalog:
-    """Items loaded by ``load(path)`` from ``directory/*.toml``, reloaded when a file changes."""
+    """Items loaded by ``load(path)`` from ``directory/*.toml``, reloaded when a file changes.
+
+    The folder is looked at again (every file's modification time) at most once every
+    ``recheck_seconds``, so a loop that looks a chip up thousands of times does not stat every file
+    each time, while a file edited by hand is seen by the next cell a reader runs.
+    """
+
+    recheck_seconds = 0.5
 
     def __init__(self, directory, load, kind):
         self.directory = pathlib.Path(directory)
         self.load = load
         self.kind = kind  # "accelerator", "model": for messages
-        self._stamp, self._items = None, {}
+        self._stamp, self._items, self._checked = None, {}, -math.inf
 
     def items(self):
         """Map of name key -> item, every name and alias included."""
+        now = time.monotonic()
+        if now - self._checked < self.recheck_seconds:
+            return self._items
         stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in self.directory.glob("*.toml")))
         if stamp != self._stamp:
             items = {}
@@ -49,6 +63,7 @@ class Catalog:
                                          f"{items[key].name!r}")
                     items[key] = item
             self._stamp, self._items = stamp, items
+        self._checked = time.monotonic()
         return self._items
 
     def names(self):

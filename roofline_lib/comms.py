@@ -2,7 +2,7 @@
 
 Plain numpy (every argument may be an array, for sweeps). Bandwidths are byte/s **per
 direction** (datasheets add both directions: ``hw.interconnect_bandwidth_per_direction``, or
-``hw.host_link_bandwidth / 2``); ``link_bandwidth(hw, link)`` picks one for a chip, and the
+``hw.host_link_bandwidth_per_direction``); ``link_bandwidth(hw, link)`` picks one for a chip, and the
 ``*_on(hw, link, ...)`` functions add NCCL's latency model for that link.
 
 Multi-chip steps of a model (``tp_decode_step``, ``tp_prefill`` ...) live in ``parallel``;

@@ -21,8 +21,15 @@ _ALIASES = {
 }
 
 
+_KNOWN = {}  # spellings already seen -> canonical name (a lookup is then one dict access)
+
+
 def canonical_dtype(dtype):
     """Return the canonical name of ``dtype`` ('bf16', 'fp8', ...) or raise ValueError."""
+    if type(dtype) is str:
+        known = _KNOWN.get(dtype)
+        if known is not None:
+            return known
     if not isinstance(dtype, str):
         raise ValueError(
             f"dtype must be a string such as 'bf16', got {dtype!r}; "
@@ -34,6 +41,8 @@ def canonical_dtype(dtype):
         raise ValueError(
             f"unknown dtype {dtype!r}; known dtypes: {', '.join(BYTES_PER_ELEMENT)}"
         )
+    if type(dtype) is str:
+        _KNOWN[dtype] = key
     return key
 
 

@@ -9,15 +9,25 @@ or non-positive figure, naming the file, the chip and the field.
 from __future__ import annotations
 
 import dataclasses
-import math
 import pathlib
 import re
 
+from . import units
 from .catalog import Catalog, read_toml
 from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
-from .validation import positive
+from .validation import figure, figure_problem, positive
 
-DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
+
+def data_dir():
+    """The folder of data files: ``roofline_lib/data`` inside an installed wheel (setuptools maps the
+    repository's ``data/`` there at build time, see pyproject.toml), else the repository's ``data/``
+    beside the package (a checkout, or an editable install)."""
+    package = pathlib.Path(__file__).resolve().parent
+    packaged = package / "data"
+    return packaged if (packaged / "accelerators").is_dir() else package.parent / "data"
+
+
+DATA_DIR = data_dir()
 ACCELERATOR_DIR = DATA_DIR / "accelerators"
 
 TERA, GIGA = 1e12, 1e9
@@ -53,14 +63,14 @@ class Accelerator:
             raise ValueError(f"{where}: peak_flops_by_dtype is empty; give at least one dtype")
         clean = {}
         for dtype, value in self.peak_flops_by_dtype.items():
-            clean[canonical_dtype(dtype)] = _positive_figure(where, f"peak FLOP/s for {dtype}", value)
+            clean[canonical_dtype(dtype)] = figure(f"{where}: peak FLOP/s for {dtype}", value)
         object.__setattr__(self, "peak_flops_by_dtype", clean)
-        object.__setattr__(self, "mem_bandwidth", _positive_figure(where, "mem_bandwidth", self.mem_bandwidth))
-        object.__setattr__(self, "mem_capacity", _positive_figure(where, "mem_capacity", self.mem_capacity))
+        object.__setattr__(self, "mem_bandwidth", figure(f"{where}: mem_bandwidth", self.mem_bandwidth))
+        object.__setattr__(self, "mem_capacity", figure(f"{where}: mem_capacity", self.mem_capacity))
         for field in ("interconnect_bandwidth", "host_link_bandwidth", "special_function_rate"):
             value = getattr(self, field)
             if value is not None:
-                object.__setattr__(self, field, _positive_figure(where, field, value))
+                object.__setattr__(self, field, figure(f"{where}: {field}", value))
 
     @property
     def dtypes(self):
@@ -97,6 +107,13 @@ class Accelerator:
             raise ValueError(f"{self.name} has no chip-to-chip interconnect figure")
         return self.interconnect_bandwidth / 2
 
+    @property
+    def host_link_bandwidth_per_direction(self):
+        """Chip-to-host byte/s in one direction (PCIe; datasheets add both directions)."""
+        if self.host_link_bandwidth is None:
+            raise ValueError(f"{self.name} has no host link (PCIe) figure")
+        return self.host_link_bandwidth / 2
+
     def achieved(self):
         """The same chip with its published *measured* ceilings in place of the datasheet ones.
 
@@ -120,18 +137,10 @@ class Accelerator:
         )
 
     def __repr__(self):
-        return (
-            f"Accelerator({self.name!r}, bf16={self.peak_flops_by_dtype.get('bf16', float('nan')) / TERA:g} "
-            f"TFLOP/s, {self.mem_bandwidth / TERA:g} TB/s, {self.mem_capacity / GIB:.4g} GiB)"
-        )
-
-
-def _positive_figure(where, field, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{where}: {field} must be a number, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{where}: {field} must be finite and > 0, got {value!r}")
-    return float(value)
+        # in the datasheet's own units (TFLOP/s, TB/s), so the figures read as the vendor prints them
+        bf16 = units.in_units(self.peak_flops_by_dtype.get("bf16", float("nan")), "T")
+        return (f"Accelerator({self.name!r}, bf16={bf16:g} TFLOP/s, {units.in_units(self.mem_bandwidth, 'T'):g} TB/s, "
+                f"{self.mem_capacity / units.GIB:.4g} GiB)")
 
 
 # ---------------------------------------------------------------- file loading
@@ -168,10 +177,9 @@ def load_accelerator(path):
              f"got {raw['mem_capacity_label']!r}")
 
     def number(field, value):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            fail(field, f"must be a number, got {value!r}")
-        if not math.isfinite(value) or value <= 0:
-            fail(field, f"must be > 0, got {value!r}")
+        problem = figure_problem(value)
+        if problem:
+            fail(field, problem)
         return float(value)
 
     def table(field):

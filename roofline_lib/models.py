@@ -20,7 +20,7 @@ import numpy as np
 from .catalog import Catalog, read_toml
 from .dtypes import bytes_per_element
 from .hardware import DATA_DIR
-from .validation import positive
+from .validation import figure, figure_problem, positive
 
 MODEL_DIR = DATA_DIR / "models"
 
@@ -74,9 +74,7 @@ class Model:
     def __post_init__(self):
         for field in ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads",
                       "head_dim", "vocab_size"):
-            value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"model {self.name!r}: {field} must be a whole number > 0, got {value!r}")
+            figure(f"model {self.name!r}: {field}", getattr(self, field), integer=True)
         if self.num_heads % self.num_kv_heads:
             raise ValueError(f"model {self.name!r}: num_attention_heads ({self.num_heads}) must be a multiple "
                              f"of num_key_value_heads ({self.num_kv_heads})")
@@ -197,10 +195,9 @@ def load_model(path):
         if field not in table:
             fail(label, "is missing")
         value = table[field]
-        if isinstance(value, bool) or not isinstance(value, int):
-            fail(label, f"must be a whole number, got {value!r}")
-        if value < 0 or (value == 0 and label not in _MAY_BE_ZERO):
-            fail(label, f"must be > 0, got {value!r}")
+        problem = figure_problem(value, integer=True, zero_ok=label in _MAY_BE_ZERO)
+        if problem:
+            fail(label, problem)
         return value
 
     if not isinstance(raw.get("name"), str) or not raw["name"].strip():

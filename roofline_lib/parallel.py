@@ -49,7 +49,7 @@ class MultiChipEstimate:
     t_comm         what one chip spends on the link (collectives or point-to-point sends)
     t_idle         time a chip waits with nothing to do (a pipeline's fill and drain), else 0
     overlapped     max(t_math, t_mem, t_comm) + t_idle: everything hidden behind the largest term
-    sequential     t_math + t_mem + t_comm + t_idle: nothing overlapped (the seed's assumption)
+    sequential     t_math + t_mem + t_comm + t_idle: nothing overlapped (each part waits for the one before)
     exposed        max(t_math, t_mem) + t_comm + t_idle: each kernel overlaps its own compute and
                    memory, communication waits for it (tensor-parallel decode: the next matmul needs
                    the all-reduced activations)

@@ -1,4 +1,4 @@
-"""Static roofline figures (matplotlib). Interactive explorers build on these in widgets.py."""
+"""Static roofline figures (matplotlib). The live explorers in widgets/ build on these."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 
 from .hardware import Accelerator, get_accelerator
+from .units import seconds
 from .validation import positive
 from .workloads import Workload
 
@@ -16,6 +17,19 @@ def attainable_flops(intensity, hw, dtype="bf16"):
     hw = get_accelerator(hw)
     intensity = positive("intensity", intensity)
     return np.minimum(hw.peak_flops(dtype), hw.mem_bandwidth * intensity)
+
+
+def _which_bound(t_math, t_mem):
+    result = np.where(np.asarray(t_math) >= np.asarray(t_mem), "compute", "memory")
+    return str(result) if result.ndim == 0 else result
+
+
+def bound_at(intensity, hw, dtype="bf16"):
+    """'compute' at or above the chip's ridge point, 'memory' below it: ``Estimate.bound`` of any
+    workload of that intensity (t_math >= t_mem per byte moved). Vectorised."""
+    hw = get_accelerator(hw)
+    intensity = positive("intensity", intensity)
+    return _which_bound(intensity / hw.peak_flops(dtype), 1 / hw.mem_bandwidth)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,8 +68,7 @@ class Estimate:
     @property
     def bound(self):
         """'compute' where t_math >= t_mem, else 'memory' (an array for array inputs)."""
-        result = np.where(np.asarray(self.t_math) >= np.asarray(self.t_mem), "compute", "memory")
-        return str(result) if result.ndim == 0 else result
+        return _which_bound(self.t_math, self.t_mem)
 
     @property
     def achieved_flops(self):
@@ -70,8 +83,8 @@ class Estimate:
     def __repr__(self):
         if np.ndim(self.t_math) or np.ndim(self.t_mem):
             return f"Estimate({self.workload.name!r} on {self.hw.name}, array)"
-        return (f"Estimate({self.workload.name!r} on {self.hw.name}: t_math={self.t_math:.4g} s, "
-                f"t_mem={self.t_mem:.4g} s, lower={self.lower:.4g} s, no_overlap={self.no_overlap:.4g} s, "
+        return (f"Estimate({self.workload.name!r} on {self.hw.name}: t_math={seconds(self.t_math)}, "
+                f"t_mem={seconds(self.t_mem)}, lower={seconds(self.lower)}, no_overlap={seconds(self.no_overlap)}, "
                 f"{self.bound}-bound)")
 
 

@@ -133,7 +133,8 @@ def attention_bytes(bytes_per_elem=b):
 
 
 def attention_intensity(bytes_per_elem=b, causal=False):
-    """FLOP per byte of attention (``bytes_per_elem=1``: FLOP per element, the seed's ratio)."""
+    """FLOP per byte of attention (``bytes_per_elem=1``: FLOP per element moved, a ratio
+    some texts quote in place of FLOP per byte)."""
     return sp.factor(sp.simplify(attention_flops(causal) / attention_bytes(bytes_per_elem)))
 
 

@@ -15,19 +15,25 @@ import dataclasses
 
 import numpy as np
 
-from .dtypes import bytes_per_element, canonical_dtype
+from .dtypes import BYTES_PER_ELEMENT, bytes_per_element, canonical_dtype
+from .units import eng
 from .validation import positive
 
 
 @dataclasses.dataclass(frozen=True)
 class Workload:
-    """FLOPs and bytes of one operation, or of several added together (``parts``)."""
+    """FLOPs and bytes of one operation, or of several added together (``parts``).
+
+    ``category`` says where an operation's bytes come from in a model (``rl.llm.CATEGORIES``: attention
+    weights, KV cache, ...); the LLM steps set it on every part, so a breakdown never depends on names.
+    """
 
     name: str
     flops: object  # float or numpy array
     bytes: object  # float or numpy array
     dtype: str = "bf16"  # the compute dtype: whose peak FLOP/s applies
     parts: tuple = ()  # the leaf workloads a sum is made of
+    category: str = ""
 
     @property
     def intensity(self):
@@ -43,38 +49,68 @@ class Workload:
             return self
         if not isinstance(other, Workload):
             return NotImplemented
-        dtypes = {w.dtype for w in self.leaves() + other.leaves()}
-        return Workload(
-            name=f"{self.name} + {other.name}",
-            flops=self.flops + other.flops,
-            bytes=self.bytes + other.bytes,
-            dtype=self.dtype if len(dtypes) == 1 else "mixed",
-            parts=self.leaves() + other.leaves(),
-        )
+        return total(f"{self.name} + {other.name}", self.leaves() + other.leaves())
 
     __radd__ = __add__
 
     def __mul__(self, count):
-        """``w * n``: the same operation done n times (n layers, n heads, ...)."""
+        """``w * n``: the same operation done n times (n layers, n heads, ...); a sum's parts keep their
+        names (each is still the same operation, now counted n times)."""
         count = positive("repeat count", count)
-        return dataclasses.replace(
-            self,
-            name=self.name if np.ndim(count) or count == 1 else f"{count:g} x {self.name}",
-            flops=self.flops * count,
-            bytes=self.bytes * count,
-            parts=tuple(p * count for p in self.parts),
-        )
+        return self.repeated(count)
 
     __rmul__ = __mul__
+
+    def repeated(self, count):
+        """``self * count`` for a count already checked (> 0, a number or an array)."""
+        name = self.name if isinstance(count, np.ndarray) or count == 1 else f"{count:g} x {self.name}"
+        if not self.parts:
+            return Workload(name, self.flops * count, self.bytes * count, self.dtype, (), self.category)
+        return total(name, [Workload(p.name, p.flops * count, p.bytes * count, p.dtype, (), p.category)
+                            for p in self.parts])
 
     def renamed(self, name):
         return dataclasses.replace(self, name=name)
 
     def __repr__(self):
         if np.ndim(self.flops) == 0 and np.ndim(self.bytes) == 0:
-            return (f"Workload({self.name!r}, flops={self.flops:.4g}, bytes={self.bytes:.4g}, "
+            return (f"Workload({self.name!r}, flops={eng(self.flops, 'FLOP')}, bytes={eng(self.bytes, 'B')}, "
                     f"intensity={self.intensity:.4g} FLOP/B, dtype={self.dtype!r})")
         return f"Workload({self.name!r}, shape={np.broadcast(self.flops, self.bytes).shape}, dtype={self.dtype!r})"
+
+
+def total(name, parts):
+    """One Workload made of ``parts`` (Workloads; a sum is opened into its leaves). Its FLOPs and bytes
+    are the parts' added in order, exactly as ``parts[0] + parts[1] + ...`` adds them."""
+    flops, nbytes = parts[0].flops, parts[0].bytes
+    for p in parts[1:]:
+        flops = flops + p.flops
+        nbytes = nbytes + p.bytes
+    leaves = tuple(leaf for p in parts for leaf in p.leaves())
+    dtypes = {leaf.dtype for leaf in leaves}
+    return Workload(name, flops, nbytes, parts[0].dtype if len(dtypes) == 1 else "mixed", leaves)
+
+
+def causal_pairs(q_len, kv_len):
+    """Query-key pairs a causal mask keeps when the q_len queries are the last q_len of kv_len positions:
+    query i sees kv_len - q_len + i + 1 keys, so q_len * kv_len - q_len (q_len - 1) / 2 in all."""
+    return q_len * kv_len - q_len * (q_len - 1) / 2
+
+
+# ---------------------------------------------------------------- constructors for checked sizes
+# The public constructors below check their input, then call these. Library code that has already
+# checked its sizes (``rl.decode_step`` checks batch and context once) calls these directly.
+
+def matmul_counts(M, N, K, a, b, out, compute, name, category=""):
+    """X[M, K] @ Y[K, N] -> Z[M, N] with canonical dtype names and checked sizes."""
+    nbytes = BYTES_PER_ELEMENT[a] * M * K + BYTES_PER_ELEMENT[b] * K * N + BYTES_PER_ELEMENT[out] * M * N
+    return Workload(name, 2 * M * N * K, nbytes, compute, (), category)
+
+
+def elementwise_counts(n, dtype, flops_per_element, inputs, outputs, name, category=""):
+    """An op over n elements with a canonical dtype name and checked sizes."""
+    return Workload(name, flops_per_element * n, BYTES_PER_ELEMENT[dtype] * n * (inputs + outputs), dtype,
+                    (), category)
 
 
 def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype=None, name="matmul"):
@@ -89,9 +125,7 @@ def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype
     b = canonical_dtype(b_dtype or a)
     out = canonical_dtype(out_dtype or a)
     compute = canonical_dtype(compute_dtype or a)
-    flops = 2 * M * N * K
-    nbytes = bytes_per_element(a) * M * K + bytes_per_element(b) * K * N + bytes_per_element(out) * M * N
-    return Workload(name, flops, nbytes, compute)
+    return matmul_counts(M, N, K, a, b, out, compute, name)
 
 
 def attention(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim=None,
@@ -123,7 +157,7 @@ def attention(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim=None,
         if np.any(np.asarray(T) > np.asarray(S)):
             raise ValueError(f"causal attention needs q_len <= kv_len (the queries are the last "
                              f"q_len of the kv_len positions), got q_len={q_len}, kv_len={kv_len}")
-        pairs = T * S - T * (T - 1) / 2
+        pairs = causal_pairs(T, S)
     size = bytes_per_element(dtype)
     flops = 2 * B * H * pairs * (d_qk + d_v)
     nbytes = size * B * (T * H * d_qk + S * H_kv * (d_qk + d_v) + T * H * d_v)
@@ -135,8 +169,7 @@ def elementwise(n, dtype="bf16", *, flops_per_element=1, inputs=1, outputs=1, na
     n = positive("n", n)
     flops_per_element = positive("flops_per_element", flops_per_element)
     inputs, outputs = positive("inputs", inputs, integer=True), positive("outputs", outputs, integer=True)
-    return Workload(name, flops_per_element * n, bytes_per_element(dtype) * n * (inputs + outputs),
-                    canonical_dtype(dtype))
+    return elementwise_counts(n, canonical_dtype(dtype), flops_per_element, inputs, outputs, name)
 
 
 def vector_add(n, dtype="fp32"):

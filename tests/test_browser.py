@@ -412,13 +412,17 @@ def test_explorers_respond_in_browser(notebook, browser, lab, latencies):
 def _check_notebook(notebook, browser, lab, latencies):
     tagged = explorer_cells(REPO / notebook)
     assert tagged, f"{notebook} has no code cell tagged {EXPLORER_TAG!r}"
-    page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+    # a laptop's 1366 px wide window, with JupyterLab's file browser open beside the notebook
+    page = browser.new_page(viewport={"width": 1366, "height": 900}, device_scale_factor=1)
     page_errors = []
     page.on("pageerror", lambda exc: page_errors.append(str(exc)))
     try:
         page.goto(f"{lab.url}/lab/tree/{notebook}?reset&token={lab.token}")
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
         _wait_for_kernel(lab, notebook)
+        if not page.locator("#filebrowser").is_visible():
+            page.locator(".jp-SideBar.jp-mod-left li[data-id='filebrowser']").click()
+        page.wait_for_selector("#filebrowser", state="visible", timeout=10_000)
         _run_all(page, notebook)
 
         cells = page.locator(".jp-Notebook .jp-Cell")
@@ -439,6 +443,10 @@ def _check_notebook(notebook, browser, lab, latencies):
 
             figure = output.locator(".jupyter-matplotlib-canvas-div").first
             figure.scroll_into_view_if_needed()
+            canvas_px, area_px = canvas.evaluate("c => [c.getBoundingClientRect().width, "
+                                                 "c.closest('.jp-OutputArea-output').getBoundingClientRect().width]")
+            assert canvas_px <= area_px + 1, (f"{where}: the explorer's canvas is {canvas_px:.0f} px wide in an output "
+                                              f"area of {area_px:.0f} px (1366 px window, file browser open)")
             slider_before = output.locator(".widget-slider .widget-readout").first.inner_text()
             readout_before = _texts(output.locator(".widget-html-content"))
             assert readout_before, f"{where}: the explorer shows no HTML readout"

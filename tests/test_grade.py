@@ -132,7 +132,19 @@ def graded(tmp_path_factory):
                       progress=lines.append)
     with open(out, newline="", encoding="utf-8") as f:
         rows = {row["student"]: row for row in csv.DictReader(f)}
+    for row in rows.values():  # every message in a cell of its own; joined here to search them all
+        row["feedback"] = "\n".join(t for t in [row["notes"], *(row[f"feedback {q}"] for q in QUESTIONS)] if t)
     return code, rows, expected, lines, out.parent / "feedback"
+
+
+def test_grading_a_chapter_no_submission_holds_warns_and_fails(tmp_path):
+    subs, _ = submissions(tmp_path / "grades.csv", tmp_path)
+    (tmp_path / "alice.ipynb").write_bytes(subs["alice"])
+    lines = []
+    args = [str(tmp_path), "--chapter", "05", "--out", str(tmp_path / "grades.csv"), "--notebook-timeout", "60"]
+    assert grade.main(args, progress=lines.append) == 1
+    assert any("no submission holds any question of chapter 05" in line for line in lines)
+    assert grade.main([*args, "--allow-empty"], progress=lines.append) == 0
 
 
 def test_every_submission_gets_the_scores_its_answers_deserve(graded):
@@ -243,5 +255,6 @@ def test_csv_is_written_in_one_step_over_whatever_was_there(tmp_path):
     out.write_text("judy,5\n")
     g = grade.Grade("zed", {"00.bf16_bytes": 1}, {"00.bf16_bytes": "✅ fine"}, [])
     report.write_csv([copy.copy(g)], ["00.bf16_bytes"], out)
-    assert out.read_text().splitlines() == ["student,00.bf16_bytes,total,max,feedback", "zed,1,1,1,"]
+    assert out.read_text().splitlines() == ["student,00.bf16_bytes,total,max,notes,feedback 00.bf16_bytes",
+                                            "zed,1,1,1,,"]
     assert [p.name for p in tmp_path.iterdir()] == ["grades.csv"]

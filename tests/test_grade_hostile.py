@@ -141,8 +141,12 @@ def graded(tmp_path_factory):
 
 
 def rows_of(table):
+    """{student: {column: cell}}, with "feedback": the notes and every question's feedback, one per line."""
     header, *body = table
-    return {row[0]: dict(zip(header, row, strict=True)) for row in body}
+    rows = {row[0]: dict(zip(header, row, strict=True)) for row in body}
+    for row in rows.values():
+        row["feedback"] = "\n".join(v for k, v in row.items() if (k == "notes" or k.startswith("feedback ")) and v)
+    return rows
 
 
 def student_key(name):

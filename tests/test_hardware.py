@@ -159,9 +159,9 @@ def test_loader_accepts_a_minimal_file(tmp_path):
 @pytest.mark.parametrize("broken, message", [
     (GOOD.replace("mem_bandwidth_TBps = 1.0\n", ""), "field 'mem_bandwidth_TBps' is missing"),
     (GOOD.replace("mem_bandwidth_TBps = 1.0", 'mem_bandwidth_TBps = "fast"'), "'mem_bandwidth_TBps' must be a number"),
-    (GOOD.replace("bf16 = 100", "bf16 = -5"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
-    (GOOD.replace("bf16 = 100", "bf16 = 0"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
-    (GOOD.replace("bf16 = 100", "bf16 = nan"), r"'peak_dense_TFLOPs.bf16' must be > 0"),
+    (GOOD.replace("bf16 = 100", "bf16 = -5"), r"'peak_dense_TFLOPs.bf16' must be finite and > 0"),
+    (GOOD.replace("bf16 = 100", "bf16 = 0"), r"'peak_dense_TFLOPs.bf16' must be finite and > 0"),
+    (GOOD.replace("bf16 = 100", "bf16 = nan"), r"'peak_dense_TFLOPs.bf16' must be finite and > 0"),
     (GOOD.replace("bf16 = 100", "bf17 = 100"), "not a known dtype"),
     (GOOD.replace('mem_capacity_MiB = "made up"', ""), "sources.mem_capacity_MiB' is missing"),
     (GOOD.replace("mem_capacity_MiB = 10240\n", ""), "mem_capacity_MiB' must be given once"),
@@ -174,7 +174,7 @@ def test_loader_accepts_a_minimal_file(tmp_path):
     (GOOD.replace("[peak_dense_TFLOPs]", "special_function_TOPS = 3.9\n[peak_dense_TFLOPs]"),
      "sources.special_function_TOPS' is missing"),
     (GOOD.replace("[peak_dense_TFLOPs]", "special_function_TOPS = 0\n[peak_dense_TFLOPs]")
-     + 'special_function_TOPS = "made up"\n', "'special_function_TOPS' must be > 0"),
+     + 'special_function_TOPS = "made up"\n', "'special_function_TOPS' must be finite and > 0"),
 ])
 def test_loader_names_file_chip_and_field(tmp_path, broken, message):
     with pytest.raises(ValueError, match=message) as info:

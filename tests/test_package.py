@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import roofline_lib as rl
 
@@ -18,8 +19,20 @@ def test_import_does_not_pull_heavy_libraries():
 def test_lazy_submodules_load_on_attribute_access():
     import roofline_lib as rl
 
-    assert rl.plotting.roofline_plot
-    assert rl.exercises.check
+    assert callable(rl.plotting.roofline_plot) and rl.plotting.__name__ == "roofline_lib.plotting"
+    assert callable(rl.exercises.check) and rl.exercises.__name__ == "roofline_lib.exercises"
+    with pytest.raises(AttributeError, match="no attribute 'plotter'"):
+        rl.plotter  # noqa: B018  (a misspelt name is an AttributeError, not a silent None)
+
+
+def test_eng_and_units():
+    assert rl.eng(2.5e12, "FLOP/s") == "2.5 TFLOP/s"
+    assert rl.eng(999.9996, "B") == "1 kB"  # rounding up moves to the next prefix
+    assert rl.eng(0, "s") == "0 s" and rl.eng(-2.5e-3, "s") == "-2.5 ms"
+    assert rl.units.seconds(3.2e-5) == "32 \N{MICRO SIGN}s"
+    assert rl.units.gib(150.75e9) == "140.4 GiB" and rl.units.in_units(4.8e12, "T") == 4.8
+    with pytest.raises(ValueError, match="unknown SI prefix"):
+        rl.units.scale("X")
 
 
 def test_lazy_names_are_listed_for_completion():

@@ -5,7 +5,7 @@ follows their machine and a grader can read the context back from the notebook."
 import math
 
 from .. import Accelerator, attainable_flops, dot, estimate, get_accelerator, vector_add
-from ..measure import classify_response
+from ..diagnosis import classify_response
 from .core import Question
 
 

@@ -153,6 +153,9 @@ def main(argv=None, progress=_print):
     which.add_argument("--master", help="the notebook handed out (master or student version): its check() "
                                         "calls say which questions are graded")
     which.add_argument("--chapter", help="grade every question of this chapter number instead")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 even if no submission holds any graded question (by default that is "
+                             "taken for a wrong --chapter or --master and exits 1)")
     parser.add_argument("--out", default="grades.csv", help="CSV to write (default: grades.csv)")
     parser.add_argument("--feedback", metavar="DIR", help="also write DIR/STUDENT.txt with all feedback")
     parser.add_argument("--workers", type=int, default=2, help="submissions at a time (default: 2)")
@@ -211,6 +214,13 @@ def main(argv=None, progress=_print):
     mean = sum(g.total for g in grades) / len(grades)
     progress(f"graded {len(grades)} submissions in {time.monotonic() - start:.1f} s; mean "
              f"{mean:.2f}/{len(assignment.question_ids)}; wrote {clean(out)}")
+    if not any(g.found for g in grades):
+        which = f"chapter {args.chapter}" if args.chapter else f"the notebook {clean(args.master)}"
+        ids = ", ".join(assignment.question_ids[:5]) + (" ..." if len(assignment.question_ids) > 5 else "")
+        progress(f"warning: no submission holds any question of {which} ({ids}): every score is 0. "
+                 f"Is --chapter/--master the assignment these notebooks are for?"
+                 + ("" if args.allow_empty else " (exit status 1; pass --allow-empty to accept this)"))
+        return 0 if args.allow_empty else 1
     return 0
 
 

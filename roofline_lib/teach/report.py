@@ -21,19 +21,28 @@ def _plain(message):
     return re.sub(r" yet — replace `\.\.\.` with your answer.*$", "", message)
 
 
-def feedback_line(grade, question_ids):
-    parts = list(grade.notes) + [_plain(grade.messages[q]) for q in question_ids
-                                 if not grade.scores.get(q) and q in grade.messages]
-    return clean("; ".join(dict.fromkeys(clean(p) for p in parts)), limit=1000)
+def notes_cell(grade):
+    """Notes about the whole submission (it did not run, a cell timed out ...), one per line: a cell of
+    its own, so no separator has to be told apart from the text of a message."""
+    return "\n".join(dict.fromkeys(clean(n, limit=300) for n in grade.notes))
+
+
+def feedback_cell(grade, qid):
+    """The feedback on one question, empty where it scored."""
+    if grade.scores.get(qid) or qid not in grade.messages:
+        return ""
+    return clean(_plain(grade.messages[qid]), limit=500)
 
 
 def rows(grades, question_ids):
-    """The grades table as lists of cells, header first, every cell safe for a spreadsheet."""
-    table = [["student", *question_ids, "total", "max", "feedback"]]
+    """The grades table as lists of cells, header first, every cell safe for a spreadsheet: a score
+    column per question, total, max, notes, then a feedback column per question."""
+    table = [["student", *question_ids, "total", "max", "notes", *(f"feedback {q}" for q in question_ids)]]
     for g in sorted(grades, key=lambda g: g.student):
         table.append([g.student, *(g.scores.get(q, 0) for q in question_ids), g.total, len(question_ids),
-                      feedback_line(g, question_ids)])
-    return [[csv_cell(cell) for cell in row] for row in table]
+                      notes_cell(g), *(feedback_cell(g, q) for q in question_ids)])
+    return [[csv_cell(cell, lines=True) if i == len(question_ids) + 3 else csv_cell(cell)
+             for i, cell in enumerate(row)] for row in table]
 
 
 def write_csv(grades, question_ids, out):

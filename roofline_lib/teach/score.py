@@ -21,6 +21,7 @@ class Grade:
     messages: dict  # question id -> one line of feedback
     notes: list
     seconds: float = 0.0
+    found: tuple = ()  # the questions the submission holds a check() for (none known if it did not run)
 
     @property
     def total(self):
@@ -81,6 +82,7 @@ class Assignment:
         if run.failure:
             return Grade(student, dict.fromkeys(self.question_ids, 0), {}, [run.failure, *run.notes])
         scores, messages = {}, {}
+        present = tuple(q for q in self.question_ids if any(c[0] == q for c in run.checks))
         for qid in self.question_ids:
             scores[qid] = 0
             found = [n for n, (q, _, _) in enumerate(run.checks) if q == qid]
@@ -111,4 +113,4 @@ class Assignment:
                     continue
                 scores[qid] = int(feedback.correct)
                 messages[qid] = feedback.message
-        return Grade(student, scores, messages, list(run.notes))
+        return Grade(student, scores, messages, list(run.notes), found=present)

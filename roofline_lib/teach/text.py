@@ -34,11 +34,12 @@ def clean(text, limit=None):
     return text
 
 
-def csv_cell(value):
-    """A CSV cell that no spreadsheet runs: text starting like a formula gets a leading quote."""
+def csv_cell(value, lines=False):
+    """A CSV cell that no spreadsheet runs: text starting like a formula gets a leading quote.
+    With ``lines`` the cell keeps its line breaks (each line cleaned on its own)."""
     if not isinstance(value, str):
         return value
-    value = clean(value)
+    value = "\n".join(clean(line) for line in value.split("\n")) if lines else clean(value)
     # lstrip: some spreadsheets drop leading blanks before they look for a formula
     return "'" + value if value.lstrip().startswith(FORMULA_STARTS) else value
 

@@ -11,18 +11,10 @@ from matplotlib import pyplot as plt
 from matplotlib.backend_bases import DrawEvent
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, NullLocator
+from matplotlib.ticker import NullLocator
 from matplotlib.transforms import offset_copy
 
-
-def eng(value, unit="", places=3):
-    """``eng(2.5e12, "FLOP/s")`` -> '2.5 TFLOP/s' (matplotlib's EngFormatter, no hand-made units)."""
-    text = EngFormatter(unit=unit, places=places)(value)
-    # EngFormatter pads with zeros ("2.500 T"); trim them for a readout.
-    number, _, rest = text.partition(" ")
-    if "." in number:
-        number = number.rstrip("0").rstrip(".")
-    return f"{number} {rest}".strip()
+from ..units import eng  # noqa: F401  (readouts in engineering notation; rl.widgets.eng is the same function)
 
 
 def log_slider(description, low, high, value, *, base=10, step=None, readout_format=".3g", **kwargs):
@@ -133,6 +125,35 @@ def moving(fig, *artists):
         fig.moving.extend(artists)
 
 
+# The widest a live figure may be, in CSS pixels: a notebook's output area is ~930 px wide in a 1366 px
+# JupyterLab window with the file browser open.
+MAX_LIVE_WIDTH_PX = 880
+FALLBACK = "live explorer: run the notebook; the figure above shows the defaults"
+
+
+class ExplorerBox(ipywidgets.VBox):
+    """The explorer's controls, readout and figure. Where no kernel draws widgets (GitHub, nbviewer,
+    exported HTML) a notebook shows the text of an output instead: here a sentence saying what the
+    reader would see, not the widget's repr (``VBox(children=(HBox(...``)."""
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict) and "text/plain" in bundle:
+            bundle["text/plain"] = FALLBACK
+        return bundle
+
+
+class Readout(dict):
+    """{label: text} of an explorer's readout, printed as aligned lines."""
+
+    def __str__(self):
+        width = max((len(str(k)) for k in self), default=0)
+        return "\n".join(f"{str(k) + ':':<{width + 1}} {v}" for k, v in self.items())
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))
+
+
 class Explorer:
     """Base of an explorer: subclasses set ``self.fig`` and artists in ``build()``, and move them
     in ``update(**values)``, which returns {label: text} for the readout."""
@@ -197,6 +218,10 @@ class Explorer:
         """Controls, readout and figure in one box, live in JupyterLab."""
         self.connect()
         self._render_readout(self.last)
+        width_px = self.fig.get_figwidth() * self.fig.dpi
+        if width_px > MAX_LIVE_WIDTH_PX:  # the same figure, drawn at fewer pixels per inch
+            self.fig.set_dpi(self.fig.dpi * MAX_LIVE_WIDTH_PX / width_px)
+            invalidate_background(self.fig)
         canvas = self.fig.canvas
         if isinstance(canvas, ipywidgets.DOMWidget):  # ipympl
             canvas.header_visible = False
@@ -215,9 +240,13 @@ class Explorer:
             for control in self.controls.values():
                 control.observe(redraw, names="value")
             redraw()
-        return ipywidgets.VBox([ipywidgets.HBox(list(self.controls.values()),
-                                                layout=ipywidgets.Layout(flex_flow="row wrap")),
-                                self.readout, view])
+        return ExplorerBox([ipywidgets.HBox(list(self.controls.values()),
+                                            layout=ipywidgets.Layout(flex_flow="row wrap")),
+                            self.readout, view])
+
+    def readout_text(self):
+        """The readout at the controls' current values as aligned lines (``print(explorer.readout_text())``)."""
+        return Readout(self.last or {})
 
     def static_figure(self):
         """The figure at the controls' current (default) values, for readers without a kernel."""

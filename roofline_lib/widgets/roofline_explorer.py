@@ -11,17 +11,15 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 
 from ..hardware import get_accelerator, list_accelerators
-from ..plotting import format_axes
-from ..roofline import attainable_flops
+from ..plotting import DEFAULT_INTENSITY_RANGE, format_axes
+from ..roofline import attainable_flops, bound_at
 from .base import Explorer, eng, invalidate_background, log_slider, moving
 
-INTENSITY_RANGE = (0.1, 1e4)
+INTENSITY_RANGE = DEFAULT_INTENSITY_RANGE
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
 
 
-def bound_of(intensity, hw, dtype):
-    """'memory' below the chip's ridge point, 'compute' at or above it."""
-    return "compute" if intensity >= hw.ridge_point(dtype) else "memory"
+bound_of = bound_at  # the older name
 
 
 class RoofAxes:
