@@ -25,6 +25,8 @@ H100_T_MATH = 4e12 / 989.4e12
 H100_T_MEM = 10e9 / 3.35e12
 HAND = {
     "00.demo_bytes": 2 * 1e6,
+    "00.ridge_h200": 989.4e12 / 4.8e12,                    # 206.1 FLOP/byte
+    "00.full_read_h200": 143771 * 2**20 / 4.8e12,          # nvidia-smi's 143771 MiB at 4.8 TB/s: 31.4 ms
     "01.ridge_h200": 989.4e12 / 4.8e12,                    # 206.1 FLOP/byte
     "01.t_math_h100": H100_T_MATH,                         # 4.04 ms
     "01.t_mem_h100": H100_T_MEM,                           # 2.99 ms
@@ -317,3 +319,62 @@ NUMERIC_HAND = sorted((q, v) for q, v in {**HAND, **HAND_02_04}.items() if not i
 def test_expected_values_equal_the_hand_values(qid, value):
     # tighter than the 2 % a student is allowed: the library's own answer must be the hand value
     assert float(get_question(qid).expected()) == pytest.approx(value, rel=1e-9)
+
+
+# ---------------------------------------------------------------- issue 12: choices with feedback, hints
+
+
+HAND_CHOICES = {
+    # ridges 125/0.6 = 208, 2250/7.7 = 292, 989.4/4.8 = 206, 121/0.3 = 403, 918/1.638 = 560
+    "00.highest_ridge": "tpu v6e",
+    # 2 * 4096**3 / 989.4 is 1e12 times 2 * 4096**3 / 989.4e12: a TFLOP/s figure used as FLOP/s
+    "00.units_slip": "units",
+}
+
+
+def test_hand_values_of_the_new_choices():
+    ridges = {"a10": 125 / 0.6, "b200": 2250 / 7.7, "h200 sxm": 989.4 / 4.8, "l4": 121 / 0.3, "tpu v6e": 918 / 1.638}
+    assert max(ridges, key=ridges.get) == HAND_CHOICES["00.highest_ridge"]
+    assert (2 * 4096**3 / 989.4) / (2 * 4096**3 / 989.4e12) == pytest.approx(1e12, rel=1e-12)
+
+
+@pytest.mark.parametrize("qid, value", sorted(HAND_CHOICES.items()))
+def test_new_choice_questions_accept_the_hand_answer(qid, value):
+    assert get_question(qid).expected() == value
+    assert check(qid, value).correct
+
+
+@pytest.mark.parametrize("q", [q for q in questions() if q.kind == "choice" and q.why], ids=lambda q: q.id)
+def test_every_wrong_choice_with_feedback_gets_it(q):
+    expected = q.expected()
+    assert expected not in q.why, "the right answer has no 'why'"
+    for choice, why in q.why.items():
+        assert choice in q.choices
+        feedback = check(q.id, choice)
+        assert not feedback.correct and why in feedback.message
+    for alias, target in q.aliases.items():
+        assert target in q.choices, (alias, target)
+
+
+def test_hints_go_from_a_nudge_to_the_method_and_stay_there():
+    from roofline_lib.exercises import core, hint
+
+    core._HINTS_GIVEN.pop("00.highest_ridge", None)
+    q = get_question("00.highest_ridge")
+    assert len(q.hints) == 2
+    first, second, third = hint("00.highest_ridge"), hint("00.highest_ridge"), hint("00.highest_ridge")
+    assert q.hints[0] in first and "1/2" in first
+    assert q.hints[1] in second and q.hints[1] in third and "2/2" in third
+    assert repr(first) == str(first)                                   # shows without quotes
+    assert hint("00.highest_ridge", 1) == first
+    assert get_question("00.demo_bytes").hint in hint("00.demo_bytes")  # one hint: the question's own
+
+
+@pytest.mark.parametrize("level", [0, 3, 1.0, True, "1"])
+def test_a_hint_level_out_of_range_is_refused(level):
+    from roofline_lib.exercises import hint
+
+    with pytest.raises(ValueError, match="from 1 to 2"):
+        hint("00.highest_ridge", level)
+    with pytest.raises(ValueError, match="unknown question id"):
+        hint("00.no_such_one")
