@@ -97,7 +97,8 @@ def printed_above(chapter):
         q = get_question(qid)
         if q.kind != "number":
             continue
-        above = [c for c in cells[:index] if c["cell_type"] == "code" and "# BEGIN SOLUTION" not in "".join(c["source"])]
+        above = [c for c in cells[:index]
+                 if c["cell_type"] == "code" and "# BEGIN SOLUTION" not in "".join(c["source"])]
         numbers = printed_numbers("\n".join(_output_text(c) for c in above))
         if shows(q.expected(), numbers):
             found.append(qid)
