@@ -27,13 +27,11 @@ HAND = {
     "00.demo_bytes": 2 * 1e6,
     "00.ridge_h200": 989.4e12 / 4.8e12,                    # 206.1 FLOP/byte
     "00.full_read_h200": 143771 * 2**20 / 4.8e12,          # nvidia-smi's 143771 MiB at 4.8 TB/s: 31.4 ms
-    "01.ridge_h200": 989.4e12 / 4.8e12,                    # 206.1 FLOP/byte
     "01.t_math_h100": H100_T_MATH,                         # 4.04 ms
     "01.t_mem_h100": H100_T_MEM,                           # 2.99 ms
     "01.gap_h100": (H100_T_MATH + H100_T_MEM) / H100_T_MATH,
-    "01.ridge_a100_80gb": 312e12 / 2.039e12,               # 153.0
-    "01.a100_slip_factor": 2.039 / 1.555,                  # 1.311
-    "01.flops_to_ridge_h200": 989.4e12 / 4.8e12 * 1e9,     # 2.06e11 FLOP
+    "01.predict_a100_lower": max(1.8e12 / 312e12, 10e9 / 2.039e12),   # T_math 5.77 ms > T_mem 4.90 ms
+    "01.fuse_bytes_h200": 1.8e12 / (989.4e12 / 4.8e12),    # Q = F / R: 8.73 GB
 }
 
 
@@ -49,8 +47,8 @@ def test_hand_computed_answer_is_accepted(qid, value):
 
 def test_hand_values_are_what_the_text_says():
     # guard the hand values themselves against typos
-    assert round(HAND["01.ridge_h200"]) == 206
-    assert round(HAND["01.ridge_a100_80gb"]) == 153
+    assert round(HAND["00.ridge_h200"]) == 206
+    assert round(HAND["01.predict_a100_lower"] * 1e3, 2) == 5.77
     assert round(HAND["01.gap_h100"], 3) == 1.738
 
 
@@ -62,23 +60,23 @@ def test_bound_h100_is_compute():
 
 
 def test_answers_within_tolerance_pass_and_outside_fail():
-    ridge = HAND["01.ridge_h200"]
-    assert check("01.ridge_h200", ridge * 1.01).correct
-    assert check("01.ridge_h200", round(ridge)).correct
-    too_high = check("01.ridge_h200", ridge * 1.3)
+    ridge = HAND["00.ridge_h200"]
+    assert check("00.ridge_h200", ridge * 1.01).correct
+    assert check("00.ridge_h200", round(ridge)).correct
+    too_high = check("00.ridge_h200", ridge * 1.3)
     assert not too_high.correct and "too high" in too_high.message
-    too_low = check("01.ridge_h200", ridge / 1.3)
+    too_low = check("00.ridge_h200", ridge / 1.3)
     assert not too_low.correct and "too low" in too_low.message
 
 
 @pytest.mark.parametrize("wrap", [np.float64, np.float32, lambda v: np.array(v), lambda v: np.array([v]),
                                   lambda v: sp.Float(v)])
 def test_numeric_types_are_accepted(wrap):
-    assert check("01.ridge_h200", wrap(HAND["01.ridge_h200"])).correct
+    assert check("00.ridge_h200", wrap(HAND["00.ridge_h200"])).correct
 
 
 def test_sympy_exact_answer_is_accepted():
-    assert check("01.ridge_a100_80gb", sp.Rational(312_000, 2_039)).correct
+    assert check("00.ridge_h200", sp.Rational(9894, 48)).correct
 
 
 # ---------------------------------------------------------------- diagnosed slips
@@ -86,7 +84,7 @@ def test_sympy_exact_answer_is_accepted():
 
 @pytest.mark.parametrize("factor, text", [(1e3, "10^3"), (1e-3, "10^-3"), (1e6, "10^6"), (1e12, "10^12")])
 def test_power_of_ten_is_diagnosed_as_units(factor, text):
-    feedback = check("01.ridge_h200", HAND["01.ridge_h200"] * factor)
+    feedback = check("00.ridge_h200", HAND["00.ridge_h200"] * factor)
     assert not feedback.correct
     assert text in feedback.message and "units" in feedback.message
 
@@ -104,32 +102,32 @@ def test_factor_two_is_diagnosed(factor, word):
 
 
 def test_wrong_sign_is_diagnosed():
-    feedback = check("01.ridge_h200", -HAND["01.ridge_h200"])
+    feedback = check("00.ridge_h200", -HAND["00.ridge_h200"])
     assert not feedback.correct and "wrong sign" in feedback.message and "positive" in feedback.message
 
 
 def test_zero_is_wrong():
-    feedback = check("01.ridge_h200", 0)
+    feedback = check("00.ridge_h200", 0)
     assert not feedback.correct and feedback.answered
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_non_finite_is_wrong(bad):
-    feedback = check("01.ridge_h200", bad)
+    feedback = check("00.ridge_h200", bad)
     assert not feedback.correct and "finite" in feedback.message
 
 
 @pytest.mark.parametrize("bad", ["206", True, [206.1], {"ridge": 206}, sp.Symbol("x"), 206 + 0j,
                                  np.array([206.1, 206.1]), np.array([206.1 + 0j])])
 def test_wrong_type_is_explained(bad):
-    feedback = check("01.ridge_h200", bad)
+    feedback = check("00.ridge_h200", bad)
     assert not feedback.correct and feedback.answered
     assert "expected a number" in feedback.message
 
 
 @pytest.mark.parametrize("blank", [..., None])
 def test_unanswered(blank):
-    feedback = check("01.ridge_h200", blank)
+    feedback = check("00.ridge_h200", blank)
     assert not feedback.correct and not feedback.answered
     assert "not answered yet" in feedback.message
 
@@ -173,8 +171,8 @@ def test_choice_wrong_type(bad):
 
 
 def test_unknown_id_names_close_matches():
-    with pytest.raises(ValueError, match=r"unknown question id '01\.ridge_h20'.*01\.ridge_h200"):
-        check("01.ridge_h20", 206)
+    with pytest.raises(ValueError, match=r"unknown question id '00\.ridge_h20'.*00\.ridge_h200"):
+        check("00.ridge_h20", 206)
     with pytest.raises(ValueError, match="unknown question id"):
         get_question("99.nothing_like_it")
 
@@ -183,7 +181,7 @@ def test_chapter_01_has_at_least_four_questions():
     ids = [q.id for q in questions("01.")]
     assert len(ids) >= 4 and len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"01\.[a-z0-9_]+", qid) for qid in ids)
-    assert set(HAND) | {"01.bound_h100"} >= set(ids) | {"00.demo_bytes"}, "every question has a hand value here"
+    assert set(HAND) | set(HAND_CHOICES) | {"01.bound_h100"} >= set(ids), "every question has a hand value here"
 
 
 @pytest.mark.parametrize("q", questions("00.") + questions("01."), ids=lambda q: q.id)
@@ -234,8 +232,10 @@ def test_notebook_01_solutions_are_correct_and_blank_version_works(src):
     last = src.strip().splitlines()[-1]
     feedback = eval(last, namespace)
     assert feedback.correct, feedback.message
-    # the student's version: the solution replaced by `answer = ...`
-    blank = re.sub(r"# BEGIN SOLUTION.*?# END SOLUTION", "answer = ...", src, flags=re.S)
+    # the student's version: each name the solution assigns becomes `name = ...`
+    from roofline_lib.teach.student import strip_solutions
+
+    blank = strip_solutions(src)
     namespace = {"rl": rl, "np": np}
     exec(compile(blank, "<exercise>", "exec"), namespace)
     assert not eval(last, namespace).answered
@@ -329,6 +329,8 @@ HAND_CHOICES = {
     "00.highest_ridge": "tpu v6e",
     # 2 * 4096**3 / 989.4 is 1e12 times 2 * 4096**3 / 989.4e12: a TFLOP/s figure used as FLOP/s
     "00.units_slip": "units",
+    "01.sparse_slip_a100": "sparse",     # 624 = 2 x 312, the 2:4-sparse figure: dense T_math 8.0 ms > T_mem 5.9 ms
+    "01.slow_kernel": "rates",           # 5.1 ms > T_math + T_mem = 1.8/989.4 + 10/4.8 ms = 3.90 ms
 }
 
 
@@ -336,6 +338,8 @@ def test_hand_values_of_the_new_choices():
     ridges = {"a10": 125 / 0.6, "b200": 2250 / 7.7, "h200 sxm": 989.4 / 4.8, "l4": 121 / 0.3, "tpu v6e": 918 / 1.638}
     assert max(ridges, key=ridges.get) == HAND_CHOICES["00.highest_ridge"]
     assert (2 * 4096**3 / 989.4) / (2 * 4096**3 / 989.4e12) == pytest.approx(1e12, rel=1e-12)
+    assert 2.5e12 / 312e12 > 12e9 / 2.039e12 > 2.5e12 / 624e12          # the sparse peak flips the bound
+    assert 1.8e12 / 989.4e12 + 10e9 / 4.8e12 < 5.1e-3
 
 
 @pytest.mark.parametrize("qid, value", sorted(HAND_CHOICES.items()))
