@@ -252,11 +252,12 @@ def _critical_m(ridge, n, k):       # M N K / (M N + N K + M K) = R, solved by h
 
 
 HAND_02_04 = {
-    "02.ridge_h200": H200_RIDGE,
     "02.attainable_a100_50": 2.039e12 * 50,                  # 102 TFLOP/s < 312: on the slope
-    "02.bound_180": "memory",                                # 180 < 206
-    "02.h200_h100_bandwidth": 4.8 / 3.35,
-    "02.decode_speedup_h200": 4.8 / 2.039,                   # memory-bound: the bandwidth ratio
+    "02.predict_fusion_a100": 312 / (2.039 * 20),            # 20 on the slope, 400 past the ridge (153): 7.65
+    "02.slowest_chip_4ms": "h200 sxm",                       # 16e9 / 4e-3 = 4 TB/s: H200 4.8 (3.3 ms) is the
+                                                             # slowest above it (H100 3.35, MI300X 5.3, B200 7.7)
+    "02.roof_cap_slip": "peak",                              # 4.8e15 > 989.4e12: the flat roof was forgotten
+    "02.h200_no_speedup": "high",                            # 1000 > 295 and 206: the same peak on both chips
     "02.achieved_fraction_h200": 4.0 / 4.8,                  # 100 FLOP/B is below both ridges (199, 206)
     "03.flops_4096": 2 * 4096**3,
     "03.square_intensity": 4096 / 3,
@@ -275,7 +276,8 @@ HAND_02_04 = {
 
 
 def test_hand_values_02_04_match_published_figures():
-    assert round(HAND_02_04["02.ridge_h200"]) == 206
+    assert round(HAND_02_04["02.predict_fusion_a100"], 2) == 7.65
+    assert 16e9 / 3.35e12 > 4e-3 > 16e9 / 4.8e12 > 16e9 / 5.3e12 > 16e9 / 7.7e12
     assert round(HAND_02_04["03.bytes_b200_example"] / 1e6) == 69
     assert round(HAND_02_04["03.limit_fp8_bf16_out"]) == 5461
 
@@ -297,7 +299,7 @@ def test_chapters_02_04_every_question_has_a_hand_value():
     ("03.limit_fp8_bf16_out", 2 * 8192 * 8192 / (8192 + 8192)),   # the source's 2NK/(N+K) (erratum 3)
     ("04.prefill_per_element_g8", 2 * 1024 / (1 + 8)),            # the source's 2T/(1+G) (erratum 5)
     ("04.decode_llama3_8b", 2 * 4),                               # per element instead of per byte (erratum 6)
-    ("02.bound_180", "compute"),                                  # the A100's ridge (153) instead of the H200's
+    ("02.roof_cap_slip", "units"),                                # byte/s x FLOP/byte is FLOP/s: not the slip
 ])
 def test_the_sources_slips_are_rejected(qid, wrong):
     assert not check(qid, wrong).correct
