@@ -260,12 +260,14 @@ HAND_02_04 = {
     "02.h200_no_speedup": "high",                            # 1000 > 295 and 206: the same peak on both chips
     "02.achieved_fraction_h200": 4.0 / 4.8,                  # 100 FLOP/B is below both ridges (199, 206)
     "03.flops_4096": 2 * 4096**3,
-    "03.square_intensity": 4096 / 3,
-    "03.limit_fp8_bf16_out": 2 * 8192 * 8192 / (8192 + 2 * 8192),   # erratum 3: 5461, not 8192
+    "03.limit_fp8_bf16_ffn": 2 * 4096 * 14336 / (14336 + 2 * 4096),  # erratum 3: 5213, not 2NK/(N+K) = 6372
     "03.gemv_bound": "memory",                               # about 1 FLOP/B
-    "03.critical_M_h200": _critical_m(H200_RIDGE, 8192, 8192),
     "03.critical_M_a100_fp16": _critical_m(A100_RIDGE, 4096, 14336),
     "03.bytes_b200_example": 2 * (64 * 4096 + 4096 * 8192 + 64 * 8192),   # ~69e6, the scaling book's figure
+    "03.reuse_predict": 32 * 8192 / (32 + 8192 + 32),       # MNK / (MN + NK + MK) at N = K: 31.75, about M
+    "03.tile_design": 512,                                   # m_t / 2 >= 795 / 3.35 = 237.3: m_t >= 475 -> 512
+    "03.batch_doubling": (128 + 8192 + 128) / (64 + 8192 + 64),   # memory-bound: bytes ratio, 1.0154
+    "03.why_critical_M": "reuse",                            # 2M FLOPs per 2-byte weight
     "04.decode_llama3_8b": 32 * 8192 / (32 + 8 * 8192),     # H T S / (H T + H_kv S), per bf16 byte
     "04.prefill_per_element_g8": 2 * 8 * 1024 / (8 + 1),     # erratum 5: 2 G T / (G + 1) per element
     "04.decode_bound": "memory",                             # at most G = 4 FLOP/B
@@ -279,7 +281,9 @@ def test_hand_values_02_04_match_published_figures():
     assert round(HAND_02_04["02.predict_fusion_a100"], 2) == 7.65
     assert 16e9 / 3.35e12 > 4e-3 > 16e9 / 4.8e12 > 16e9 / 5.3e12 > 16e9 / 7.7e12
     assert round(HAND_02_04["03.bytes_b200_example"] / 1e6) == 69
-    assert round(HAND_02_04["03.limit_fp8_bf16_out"]) == 5461
+    assert round(HAND_02_04["03.limit_fp8_bf16_ffn"]) == 5213
+    assert 256 / 2 < 795 / 3.35 <= 512 / 2                   # 256 is too small, 512 enough
+    assert 128 < _critical_m(H200_RIDGE, 8192, 8192)         # both batches are memory-bound
 
 
 @pytest.mark.parametrize("qid, value", sorted(HAND_02_04.items()))
@@ -296,7 +300,10 @@ def test_chapters_02_04_every_question_has_a_hand_value():
 
 
 @pytest.mark.parametrize("qid, wrong", [
-    ("03.limit_fp8_bf16_out", 2 * 8192 * 8192 / (8192 + 8192)),   # the source's 2NK/(N+K) (erratum 3)
+    ("03.limit_fp8_bf16_ffn", 2 * 4096 * 14336 / (4096 + 14336)),  # the source's 2NK/(N+K) (erratum 3)
+    ("03.batch_doubling", 2.0),                                   # the teammate's claim
+    ("03.batch_doubling", 1.0),                                   # "no change": 1.5 % off, outside 0.2 %
+    ("03.tile_design", 256),
     ("04.prefill_per_element_g8", 2 * 1024 / (1 + 8)),            # the source's 2T/(1+G) (erratum 5)
     ("04.decode_llama3_8b", 2 * 4),                               # per element instead of per byte (erratum 6)
     ("02.roof_cap_slip", "units"),                                # byte/s x FLOP/byte is FLOP/s: not the slip
