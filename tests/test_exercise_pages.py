@@ -16,7 +16,7 @@ import pytest
 from roofline_lib.exercises import get_question, questions
 
 NOTEBOOKS = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
-CHAPTERS = ["00", "01", "02", "03"]
+CHAPTERS = ["00", "01", "02", "03", "04"]
 # the kinds that need thinking the page has not printed, named in each prompt
 THINKING = ("Predict", "Design", "Explain", "Find the mistake")
 NUMBER = re.compile(r"(?<![A-Za-wyz_\d.])[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")

@@ -268,11 +268,10 @@ HAND_02_04 = {
     "03.tile_design": 512,                                   # m_t / 2 >= 795 / 3.35 = 237.3: m_t >= 475 -> 512
     "03.batch_doubling": (128 + 8192 + 128) / (64 + 8192 + 64),   # memory-bound: bytes ratio, 1.0154
     "03.why_critical_M": "reuse",                            # 2M FLOPs per 2-byte weight
-    "04.decode_llama3_8b": 32 * 8192 / (32 + 8 * 8192),     # H T S / (H T + H_kv S), per bf16 byte
-    "04.prefill_per_element_g8": 2 * 8 * 1024 / (8 + 1),     # erratum 5: 2 G T / (G + 1) per element
-    "04.decode_bound": "memory",                             # at most G = 4 FLOP/B
-    "04.batch_ratio": 1.0,
-    "04.critical_T_h200": H200_RIDGE * (4 + 1) / 4,          # G T / (G + 1) = R
+    "04.prefill_slip_g4": 4 * 512 / (4 + 1),                 # erratum 5: G T / (G + 1) per bf16 byte, 409.6
+    "04.spec_tokens_h200": 53,                               # 32 T 8192 / (32 T + 65536) >= 206.1: T >= 52.9
+    "04.why_batch": "own",                                   # batch multiplies FLOPs and K/V bytes alike
+    "04.predict_exp_d96": 989.4e12 / (2 * (96 + 96) * 16 * 132 * 1.83e9),   # P / (2 (d_qk + d_v) P_exp): 0.667
     "04.decode_time_h200": 2 * 16 * (8192 * 8 * 256 + 1 * 32 * 256) / 4.8e12,   # K, V + Q, O bytes / bandwidth
 }
 
@@ -284,6 +283,9 @@ def test_hand_values_02_04_match_published_figures():
     assert round(HAND_02_04["03.limit_fp8_bf16_ffn"]) == 5213
     assert 256 / 2 < 795 / 3.35 <= 512 / 2                   # 256 is too small, 512 enough
     assert 128 < _critical_m(H200_RIDGE, 8192, 8192)         # both batches are memory-bound
+    t_star = H200_RIDGE * 8 * 8192 / (32 * 8192 - 32 * H200_RIDGE)  # 32 T S = R (32 T + 8 S), solved for T
+    assert 52 < t_star < 53 == HAND_02_04["04.spec_tokens_h200"]
+    assert 2 * 512 / (1 + 4) / 2 < H200_RIDGE < HAND_02_04["04.prefill_slip_g4"]   # the slip flips the bound
 
 
 @pytest.mark.parametrize("qid, value", sorted(HAND_02_04.items()))
@@ -304,8 +306,8 @@ def test_chapters_02_04_every_question_has_a_hand_value():
     ("03.batch_doubling", 2.0),                                   # the teammate's claim
     ("03.batch_doubling", 1.0),                                   # "no change": 1.5 % off, outside 0.2 %
     ("03.tile_design", 256),
-    ("04.prefill_per_element_g8", 2 * 1024 / (1 + 8)),            # the source's 2T/(1+G) (erratum 5)
-    ("04.decode_llama3_8b", 2 * 4),                               # per element instead of per byte (erratum 6)
+    ("04.prefill_slip_g4", 2 * 512 / (1 + 4) / 2),               # the source's 2T/(1+G), halved (erratum 5)
+    ("04.prefill_slip_g4", 2 * 4 * 512 / (4 + 1)),               # per element instead of per byte (erratum 4)
     ("02.roof_cap_slip", "units"),                                # byte/s x FLOP/byte is FLOP/s: not the slip
 ])
 def test_the_sources_slips_are_rejected(qid, wrong):
