@@ -45,8 +45,8 @@ QUESTIONS = [
     Question(
         id="04.prefill_slip_g4",
         prompt="Find the mistake: for Llama-3-8B prefill (G = 4) at T = S = 512 a colleague takes the source's "
-               "2T/(1+G) = 205 FLOP per element, halves it to 102 FLOP/B and calls it memory-bound on the H200. What is the "
-               "right intensity, in FLOP per bf16 byte?",
+               "2T/(1+G) = 205 FLOP per element, halves it to 102 FLOP/B and calls it memory-bound on the H200. "
+               "What is the right intensity, in FLOP per bf16 byte?",
         expected=lambda: _llama3_8b(1, 512, 512).intensity,
         unit="FLOP/B",
         hint="erratum 5: at T = S the simplification is 2GT / (G + 1) per element, GT / (G + 1) per bf16 byte.",
