@@ -132,3 +132,17 @@ def test_every_question_of_the_chapter_is_asked_in_its_master(chapter):
 def test_at_least_three_questions_need_thinking(chapter):
     kinds = [q.prompt.split(":")[0] for q in questions(f"{chapter}.")]
     assert sum(k in THINKING for k in kinds) >= 3, kinds
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_proofs_sit_in_collapsed_cells(chapter):
+    """No visible code cell holds more than 2 asserts; a collapsed one opens with a comment saying what it checks."""
+    for i, cell in enumerate(json.loads(_master(chapter).read_text(encoding="utf-8"))["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        src = "".join(cell["source"])
+        asserts = sum(line.lstrip().startswith("assert ") for line in src.splitlines())
+        if cell["metadata"].get("jupyter", {}).get("source_hidden"):
+            assert src.startswith("# "), f"{chapter} cell {i}: a collapsed cell opens with a one-line comment"
+        else:
+            assert asserts <= 2, f"{chapter} cell {i} shows {asserts} asserts"
