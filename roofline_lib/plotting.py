@@ -33,7 +33,7 @@ def format_axes(ax):
 
 
 def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, measured_points=(),
-                  intensity_range=DEFAULT_INTENSITY_RANGE, ax=None, title=None):
+                  intensity_range=DEFAULT_INTENSITY_RANGE, ax=None, title=None, workload_labels="top"):
     """Draw the rooflines of several chips on one log-log figure.
 
     accelerators    names or Accelerator objects
@@ -41,8 +41,12 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
                     at each one's intensity, with a marker where it meets each roof
     achieved        also draw each chip's published measured ceilings, dashed
     measured_points (label, intensity, FLOP/s) triples measured on a real machine
+    workload_labels "top" (default) or "bottom": where the workloads' labels hang, so
+                    that they can keep clear of the roofs and the ridge labels
     Returns (fig, ax).
     """
+    if workload_labels not in ("top", "bottom"):
+        raise ValueError(f"workload_labels must be 'top' or 'bottom', got {workload_labels!r}")
     if isinstance(accelerators, str) or not np.iterable(accelerators):
         accelerators = [accelerators]
     chips = [get_accelerator(a) for a in accelerators]
@@ -70,8 +74,10 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
         label, w = item if isinstance(item, tuple) else (item.name, item)
         intensity = float(w.intensity)
         ax.axvline(intensity, color="0.4", ls=":", lw=1)
-        ax.annotate(label, (intensity, 1), xycoords=("data", "axes fraction"), textcoords="offset points",
-                    xytext=(3, -6), rotation=90, va="top", fontsize=8, color="0.3")
+        top = workload_labels == "top"
+        ax.annotate(label, (intensity, 1 if top else 0), xycoords=("data", "axes fraction"),
+                    textcoords="offset points", xytext=(3, -6 if top else 6), rotation=90,
+                    va="top" if top else "bottom", fontsize=8, color="0.3")
         for i, hw in enumerate(chips):
             ax.plot([intensity], [attainable_flops(intensity, hw, dtype)], "s",
                     color=colours[i % len(colours)], ms=6)

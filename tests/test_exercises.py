@@ -25,13 +25,13 @@ H100_T_MATH = 4e12 / 989.4e12
 H100_T_MEM = 10e9 / 3.35e12
 HAND = {
     "00.demo_bytes": 2 * 1e6,
-    "01.ridge_h200": 989.4e12 / 4.8e12,                    # 206.1 FLOP/byte
+    "00.ridge_h200": 989.4e12 / 4.8e12,                    # 206.1 FLOP/byte
+    "00.full_read_h200": 143771 * 2**20 / 4.8e12,          # nvidia-smi's 143771 MiB at 4.8 TB/s: 31.4 ms
     "01.t_math_h100": H100_T_MATH,                         # 4.04 ms
     "01.t_mem_h100": H100_T_MEM,                           # 2.99 ms
     "01.gap_h100": (H100_T_MATH + H100_T_MEM) / H100_T_MATH,
-    "01.ridge_a100_80gb": 312e12 / 2.039e12,               # 153.0
-    "01.a100_slip_factor": 2.039 / 1.555,                  # 1.311
-    "01.flops_to_ridge_h200": 989.4e12 / 4.8e12 * 1e9,     # 2.06e11 FLOP
+    "01.predict_a100_lower": max(1.8e12 / 312e12, 10e9 / 2.039e12),   # T_math 5.77 ms > T_mem 4.90 ms
+    "01.fuse_bytes_h200": 1.8e12 / (989.4e12 / 4.8e12),    # Q = F / R: 8.73 GB
 }
 
 
@@ -47,8 +47,8 @@ def test_hand_computed_answer_is_accepted(qid, value):
 
 def test_hand_values_are_what_the_text_says():
     # guard the hand values themselves against typos
-    assert round(HAND["01.ridge_h200"]) == 206
-    assert round(HAND["01.ridge_a100_80gb"]) == 153
+    assert round(HAND["00.ridge_h200"]) == 206
+    assert round(HAND["01.predict_a100_lower"] * 1e3, 2) == 5.77
     assert round(HAND["01.gap_h100"], 3) == 1.738
 
 
@@ -60,23 +60,23 @@ def test_bound_h100_is_compute():
 
 
 def test_answers_within_tolerance_pass_and_outside_fail():
-    ridge = HAND["01.ridge_h200"]
-    assert check("01.ridge_h200", ridge * 1.01).correct
-    assert check("01.ridge_h200", round(ridge)).correct
-    too_high = check("01.ridge_h200", ridge * 1.3)
+    ridge = HAND["00.ridge_h200"]
+    assert check("00.ridge_h200", ridge * 1.01).correct
+    assert check("00.ridge_h200", round(ridge)).correct
+    too_high = check("00.ridge_h200", ridge * 1.3)
     assert not too_high.correct and "too high" in too_high.message
-    too_low = check("01.ridge_h200", ridge / 1.3)
+    too_low = check("00.ridge_h200", ridge / 1.3)
     assert not too_low.correct and "too low" in too_low.message
 
 
 @pytest.mark.parametrize("wrap", [np.float64, np.float32, lambda v: np.array(v), lambda v: np.array([v]),
                                   lambda v: sp.Float(v)])
 def test_numeric_types_are_accepted(wrap):
-    assert check("01.ridge_h200", wrap(HAND["01.ridge_h200"])).correct
+    assert check("00.ridge_h200", wrap(HAND["00.ridge_h200"])).correct
 
 
 def test_sympy_exact_answer_is_accepted():
-    assert check("01.ridge_a100_80gb", sp.Rational(312_000, 2_039)).correct
+    assert check("00.ridge_h200", sp.Rational(9894, 48)).correct
 
 
 # ---------------------------------------------------------------- diagnosed slips
@@ -84,7 +84,7 @@ def test_sympy_exact_answer_is_accepted():
 
 @pytest.mark.parametrize("factor, text", [(1e3, "10^3"), (1e-3, "10^-3"), (1e6, "10^6"), (1e12, "10^12")])
 def test_power_of_ten_is_diagnosed_as_units(factor, text):
-    feedback = check("01.ridge_h200", HAND["01.ridge_h200"] * factor)
+    feedback = check("00.ridge_h200", HAND["00.ridge_h200"] * factor)
     assert not feedback.correct
     assert text in feedback.message and "units" in feedback.message
 
@@ -102,32 +102,32 @@ def test_factor_two_is_diagnosed(factor, word):
 
 
 def test_wrong_sign_is_diagnosed():
-    feedback = check("01.ridge_h200", -HAND["01.ridge_h200"])
+    feedback = check("00.ridge_h200", -HAND["00.ridge_h200"])
     assert not feedback.correct and "wrong sign" in feedback.message and "positive" in feedback.message
 
 
 def test_zero_is_wrong():
-    feedback = check("01.ridge_h200", 0)
+    feedback = check("00.ridge_h200", 0)
     assert not feedback.correct and feedback.answered
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_non_finite_is_wrong(bad):
-    feedback = check("01.ridge_h200", bad)
+    feedback = check("00.ridge_h200", bad)
     assert not feedback.correct and "finite" in feedback.message
 
 
 @pytest.mark.parametrize("bad", ["206", True, [206.1], {"ridge": 206}, sp.Symbol("x"), 206 + 0j,
                                  np.array([206.1, 206.1]), np.array([206.1 + 0j])])
 def test_wrong_type_is_explained(bad):
-    feedback = check("01.ridge_h200", bad)
+    feedback = check("00.ridge_h200", bad)
     assert not feedback.correct and feedback.answered
     assert "expected a number" in feedback.message
 
 
 @pytest.mark.parametrize("blank", [..., None])
 def test_unanswered(blank):
-    feedback = check("01.ridge_h200", blank)
+    feedback = check("00.ridge_h200", blank)
     assert not feedback.correct and not feedback.answered
     assert "not answered yet" in feedback.message
 
@@ -171,8 +171,8 @@ def test_choice_wrong_type(bad):
 
 
 def test_unknown_id_names_close_matches():
-    with pytest.raises(ValueError, match=r"unknown question id '01\.ridge_h20'.*01\.ridge_h200"):
-        check("01.ridge_h20", 206)
+    with pytest.raises(ValueError, match=r"unknown question id '00\.ridge_h20'.*00\.ridge_h200"):
+        check("00.ridge_h20", 206)
     with pytest.raises(ValueError, match="unknown question id"):
         get_question("99.nothing_like_it")
 
@@ -181,10 +181,11 @@ def test_chapter_01_has_at_least_four_questions():
     ids = [q.id for q in questions("01.")]
     assert len(ids) >= 4 and len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"01\.[a-z0-9_]+", qid) for qid in ids)
-    assert set(HAND) | {"01.bound_h100"} >= set(ids) | {"00.demo_bytes"}, "every question has a hand value here"
+    assert set(HAND) | set(HAND_CHOICES) | {"01.bound_h100"} >= set(ids), "every question has a hand value here"
 
 
-@pytest.mark.parametrize("q", questions("00.") + questions("01."), ids=lambda q: q.id)
+@pytest.mark.parametrize("q", [q for ch in ("00.", "01.", "02.", "03.", "04.") for q in questions(ch)],
+                         ids=lambda q: q.id)
 def test_every_question_is_answerable(q):
     assert q.prompt.strip()
     expected = q.expected()
@@ -232,8 +233,10 @@ def test_notebook_01_solutions_are_correct_and_blank_version_works(src):
     last = src.strip().splitlines()[-1]
     feedback = eval(last, namespace)
     assert feedback.correct, feedback.message
-    # the student's version: the solution replaced by `answer = ...`
-    blank = re.sub(r"# BEGIN SOLUTION.*?# END SOLUTION", "answer = ...", src, flags=re.S)
+    # the student's version: each name the solution assigns becomes `name = ...`
+    from roofline_lib.teach.student import strip_solutions
+
+    blank = strip_solutions(src)
     namespace = {"rl": rl, "np": np}
     exec(compile(blank, "<exercise>", "exec"), namespace)
     assert not eval(last, namespace).answered
@@ -250,32 +253,40 @@ def _critical_m(ridge, n, k):       # M N K / (M N + N K + M K) = R, solved by h
 
 
 HAND_02_04 = {
-    "02.ridge_h200": H200_RIDGE,
     "02.attainable_a100_50": 2.039e12 * 50,                  # 102 TFLOP/s < 312: on the slope
-    "02.bound_180": "memory",                                # 180 < 206
-    "02.h200_h100_bandwidth": 4.8 / 3.35,
-    "02.decode_speedup_h200": 4.8 / 2.039,                   # memory-bound: the bandwidth ratio
+    "02.predict_fusion_a100": 312 / (2.039 * 20),            # 20 on the slope, 400 past the ridge (153): 7.65
+    "02.slowest_chip_4ms": "h200 sxm",                       # 16e9 / 4e-3 = 4 TB/s: H200 4.8 (3.3 ms) is the
+                                                             # slowest above it (H100 3.35, MI300X 5.3, B200 7.7)
+    "02.roof_cap_slip": "peak",                              # 4.8e15 > 989.4e12: the flat roof was forgotten
+    "02.h200_no_speedup": "high",                            # 1000 > 295 and 206: the same peak on both chips
     "02.achieved_fraction_h200": 4.0 / 4.8,                  # 100 FLOP/B is below both ridges (199, 206)
     "03.flops_4096": 2 * 4096**3,
-    "03.square_intensity": 4096 / 3,
-    "03.limit_fp8_bf16_out": 2 * 8192 * 8192 / (8192 + 2 * 8192),   # erratum 3: 5461, not 8192
+    "03.limit_fp8_bf16_ffn": 2 * 4096 * 14336 / (14336 + 2 * 4096),  # erratum 3: 5213, not 2NK/(N+K) = 6372
     "03.gemv_bound": "memory",                               # about 1 FLOP/B
-    "03.critical_M_h200": _critical_m(H200_RIDGE, 8192, 8192),
     "03.critical_M_a100_fp16": _critical_m(A100_RIDGE, 4096, 14336),
     "03.bytes_b200_example": 2 * (64 * 4096 + 4096 * 8192 + 64 * 8192),   # ~69e6, the scaling book's figure
-    "04.decode_llama3_8b": 32 * 8192 / (32 + 8 * 8192),     # H T S / (H T + H_kv S), per bf16 byte
-    "04.prefill_per_element_g8": 2 * 8 * 1024 / (8 + 1),     # erratum 5: 2 G T / (G + 1) per element
-    "04.decode_bound": "memory",                             # at most G = 4 FLOP/B
-    "04.batch_ratio": 1.0,
-    "04.critical_T_h200": H200_RIDGE * (4 + 1) / 4,          # G T / (G + 1) = R
+    "03.reuse_predict": 32 * 8192 / (32 + 8192 + 32),       # MNK / (MN + NK + MK) at N = K: 31.75, about M
+    "03.tile_design": 512,                                   # m_t / 2 >= 795 / 3.35 = 237.3: m_t >= 475 -> 512
+    "03.batch_doubling": (128 + 8192 + 128) / (64 + 8192 + 64),   # memory-bound: bytes ratio, 1.0154
+    "03.why_critical_M": "reuse",                            # 2M FLOPs per 2-byte weight
+    "04.prefill_slip_g4": 4 * 512 / (4 + 1),                 # erratum 5: G T / (G + 1) per bf16 byte, 409.6
+    "04.spec_tokens_h200": 53,                               # 32 T 8192 / (32 T + 65536) >= 206.1: T >= 52.9
+    "04.why_batch": "own",                                   # batch multiplies FLOPs and K/V bytes alike
+    "04.predict_exp_d96": 989.4e12 / (2 * (96 + 96) * 16 * 132 * 1.83e9),   # P / (2 (d_qk + d_v) P_exp): 0.667
     "04.decode_time_h200": 2 * 16 * (8192 * 8 * 256 + 1 * 32 * 256) / 4.8e12,   # K, V + Q, O bytes / bandwidth
 }
 
 
 def test_hand_values_02_04_match_published_figures():
-    assert round(HAND_02_04["02.ridge_h200"]) == 206
+    assert round(HAND_02_04["02.predict_fusion_a100"], 2) == 7.65
+    assert 16e9 / 3.35e12 > 4e-3 > 16e9 / 4.8e12 > 16e9 / 5.3e12 > 16e9 / 7.7e12
     assert round(HAND_02_04["03.bytes_b200_example"] / 1e6) == 69
-    assert round(HAND_02_04["03.limit_fp8_bf16_out"]) == 5461
+    assert round(HAND_02_04["03.limit_fp8_bf16_ffn"]) == 5213
+    assert 256 / 2 < 795 / 3.35 <= 512 / 2                   # 256 is too small, 512 enough
+    assert 128 < _critical_m(H200_RIDGE, 8192, 8192)         # both batches are memory-bound
+    t_star = H200_RIDGE * 8 * 8192 / (32 * 8192 - 32 * H200_RIDGE)  # 32 T S = R (32 T + 8 S), solved for T
+    assert 52 < t_star < 53 == HAND_02_04["04.spec_tokens_h200"]
+    assert 2 * 512 / (1 + 4) / 2 < H200_RIDGE < HAND_02_04["04.prefill_slip_g4"]   # the slip flips the bound
 
 
 @pytest.mark.parametrize("qid, value", sorted(HAND_02_04.items()))
@@ -292,10 +303,13 @@ def test_chapters_02_04_every_question_has_a_hand_value():
 
 
 @pytest.mark.parametrize("qid, wrong", [
-    ("03.limit_fp8_bf16_out", 2 * 8192 * 8192 / (8192 + 8192)),   # the source's 2NK/(N+K) (erratum 3)
-    ("04.prefill_per_element_g8", 2 * 1024 / (1 + 8)),            # the source's 2T/(1+G) (erratum 5)
-    ("04.decode_llama3_8b", 2 * 4),                               # per element instead of per byte (erratum 6)
-    ("02.bound_180", "compute"),                                  # the A100's ridge (153) instead of the H200's
+    ("03.limit_fp8_bf16_ffn", 2 * 4096 * 14336 / (4096 + 14336)),  # the source's 2NK/(N+K) (erratum 3)
+    ("03.batch_doubling", 2.0),                                   # the teammate's claim
+    ("03.batch_doubling", 1.0),                                   # "no change": 1.5 % off, outside 0.2 %
+    ("03.tile_design", 256),
+    ("04.prefill_slip_g4", 2 * 512 / (1 + 4) / 2),               # the source's 2T/(1+G), halved (erratum 5)
+    ("04.prefill_slip_g4", 2 * 4 * 512 / (4 + 1)),               # per element instead of per byte (erratum 4)
+    ("02.roof_cap_slip", "units"),                                # byte/s x FLOP/byte is FLOP/s: not the slip
 ])
 def test_the_sources_slips_are_rejected(qid, wrong):
     assert not check(qid, wrong).correct
@@ -317,3 +331,66 @@ NUMERIC_HAND = sorted((q, v) for q, v in {**HAND, **HAND_02_04}.items() if not i
 def test_expected_values_equal_the_hand_values(qid, value):
     # tighter than the 2 % a student is allowed: the library's own answer must be the hand value
     assert float(get_question(qid).expected()) == pytest.approx(value, rel=1e-9)
+
+
+# ---------------------------------------------------------------- issue 12: choices with feedback, hints
+
+
+HAND_CHOICES = {
+    # ridges 125/0.6 = 208, 2250/7.7 = 292, 989.4/4.8 = 206, 121/0.3 = 403, 918/1.638 = 560
+    "00.highest_ridge": "tpu v6e",
+    # 2 * 4096**3 / 989.4 is 1e12 times 2 * 4096**3 / 989.4e12: a TFLOP/s figure used as FLOP/s
+    "00.units_slip": "units",
+    "01.sparse_slip_a100": "sparse",     # 624 = 2 x 312, the 2:4-sparse figure: dense T_math 8.0 ms > T_mem 5.9 ms
+    "01.slow_kernel": "rates",           # 5.1 ms > T_math + T_mem = 1.8/989.4 + 10/4.8 ms = 3.90 ms
+}
+
+
+def test_hand_values_of_the_new_choices():
+    ridges = {"a10": 125 / 0.6, "b200": 2250 / 7.7, "h200 sxm": 989.4 / 4.8, "l4": 121 / 0.3, "tpu v6e": 918 / 1.638}
+    assert max(ridges, key=ridges.get) == HAND_CHOICES["00.highest_ridge"]
+    assert (2 * 4096**3 / 989.4) / (2 * 4096**3 / 989.4e12) == pytest.approx(1e12, rel=1e-12)
+    assert 2.5e12 / 312e12 > 12e9 / 2.039e12 > 2.5e12 / 624e12          # the sparse peak flips the bound
+    assert 1.8e12 / 989.4e12 + 10e9 / 4.8e12 < 5.1e-3
+
+
+@pytest.mark.parametrize("qid, value", sorted(HAND_CHOICES.items()))
+def test_new_choice_questions_accept_the_hand_answer(qid, value):
+    assert get_question(qid).expected() == value
+    assert check(qid, value).correct
+
+
+@pytest.mark.parametrize("q", [q for q in questions() if q.kind == "choice" and q.why], ids=lambda q: q.id)
+def test_every_wrong_choice_with_feedback_gets_it(q):
+    expected = q.expected()
+    assert expected not in q.why, "the right answer has no 'why'"
+    for choice, why in q.why.items():
+        assert choice in q.choices
+        feedback = check(q.id, choice)
+        assert not feedback.correct and why in feedback.message
+    for alias, target in q.aliases.items():
+        assert target in q.choices, (alias, target)
+
+
+def test_hints_go_from_a_nudge_to_the_method_and_stay_there():
+    from roofline_lib.exercises import core, hint
+
+    core._HINTS_GIVEN.pop("00.highest_ridge", None)
+    q = get_question("00.highest_ridge")
+    assert len(q.hints) == 2
+    first, second, third = hint("00.highest_ridge"), hint("00.highest_ridge"), hint("00.highest_ridge")
+    assert q.hints[0] in first and "1/2" in first
+    assert q.hints[1] in second and q.hints[1] in third and "2/2" in third
+    assert repr(first) == str(first)                                   # shows without quotes
+    assert hint("00.highest_ridge", 1) == first
+    assert get_question("00.demo_bytes").hint in hint("00.demo_bytes")  # one hint: the question's own
+
+
+@pytest.mark.parametrize("level", [0, 3, 1.0, True, "1"])
+def test_a_hint_level_out_of_range_is_refused(level):
+    from roofline_lib.exercises import hint
+
+    with pytest.raises(ValueError, match="from 1 to 2"):
+        hint("00.highest_ridge", level)
+    with pytest.raises(ValueError, match="unknown question id"):
+        hint("00.no_such_one")

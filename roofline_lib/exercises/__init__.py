@@ -2,6 +2,7 @@
 
     import roofline_lib as rl
     rl.exercises.check("01.ridge_h200", 206)
+    rl.exercises.hint("03.reuse_weights")      # stuck? a nudge first, then the method
 
 Each question's expected value is computed by the library when checked (never
 a literal copied into a notebook), and a wrong answer gets a diagnosis in
@@ -10,6 +11,6 @@ direction vs both?), a wrong sign or a wrong type. Questions live in one
 module per chapter, ``chNN.py`` beside this file.
 """
 
-from .core import Feedback, Question, check, get_question, judge, questions
+from .core import Feedback, Question, check, get_question, hint, judge, questions
 
-__all__ = ["Feedback", "Question", "check", "get_question", "judge", "questions"]
+__all__ = ["Feedback", "Question", "check", "get_question", "hint", "judge", "questions"]

@@ -1,4 +1,4 @@
-"""Chapter 00: the demo question, and one question of each kind the chapters ask."""
+"""Chapter 00: the demo question, warm-ups, and one question of each kind the chapters ask."""
 
 from ..dtypes import bytes_per_element
 from ..hardware import get_accelerator
@@ -12,6 +12,22 @@ SIDE = 4096
 
 def _square_on_h200():
     return estimate(matmul(SIDE, SIDE, SIDE, "bf16"), "H200")
+
+
+# 00.highest_ridge: five chips of the set-up table
+RIDGE_CHIPS = ("A10", "B200", "H200 SXM", "L4", "TPU v6e")
+
+
+def _highest_ridge():
+    return max(RIDGE_CHIPS, key=lambda name: get_accelerator(name).ridge_point("bf16")).lower()
+
+
+def _units_slip():
+    # a classmate divides the FLOPs by "989.4" (the peak in TFLOP/s) instead of 989.4e12 FLOP/s
+    flops = matmul(SIDE, SIDE, SIDE, "bf16").flops
+    theirs = flops / (get_accelerator("H200").peak_flops("bf16") / 1e12)
+    ratio = theirs / _square_on_h200().t_math
+    return "units" if round(ratio / 1e12, 6) == 1 else "nothing"
 
 
 QUESTIONS = [
@@ -58,5 +74,46 @@ QUESTIONS = [
         kind="choice",
         choices=("compute", "memory"),
         hint="compare its arithmetic intensity with the H200's ridge point.",
+    ),
+    Question(
+        "00.full_read_h200",
+        "Predict: how long does an H200 SXM take just to read its whole memory once (the driver's "
+        "mem_capacity, in bytes) at its datasheet bandwidth?",
+        lambda: get_accelerator("H200").mem_capacity / get_accelerator("H200").mem_bandwidth,
+        unit="s",
+        hint="bytes / (byte/s); the table's 140.4 is in GiB, 2**30 bytes each.",
+        hints=("a time is an amount over a rate: which amount, which rate?",
+               "mem_capacity (140.4 GiB = 140.4 * 2**30 bytes) divided by 4.8e12 byte/s."),
+    ),
+    Question(
+        "00.highest_ridge",
+        "Explain: of the A10, B200, H200 SXM, L4 and TPU v6e, which has the highest dense bf16 ridge point, "
+        "so that a kernel needs the most FLOPs per byte to keep it busy?",
+        _highest_ridge,
+        kind="choice",
+        choices=tuple(name.lower() for name in RIDGE_CHIPS),
+        aliases={"h200": "h200 sxm", "tpu v6": "tpu v6e", "tpuv6e": "tpu v6e", "v6e": "tpu v6e"},
+        why={"b200": "the largest peak of the five (2250 TFLOP/s), but its 7.7 TB/s brings the ratio down to 292.",
+             "h200 sxm": "989.4 / 4.8 = 206: its large bandwidth keeps the ridge low.",
+             "a10": "125 / 0.6 = 208, near the H200's.",
+             "l4": "121 / 0.3 = 403 is high, but one of the five is higher still."},
+        hint="the ridge is peak / bandwidth: a modest peak over a small bandwidth can beat a large one.",
+        hints=("the biggest peak is not the answer: the ridge is a ratio.",
+               "for each chip divide the table's TFLOP/s by its TB/s (the units cancel to FLOP/byte)."),
+    ),
+    Question(
+        "00.units_slip",
+        "Find the mistake: a classmate times the 4096 x 4096 x 4096 bf16 matmul on the H200 as "
+        "2 * 4096**3 / 989.4 = 1.39e8 s (over four years). What went wrong: 'units', 'flops' (the FLOP count), "
+        "'sparse' (the 2:4-sparse peak) or 'nothing'?",
+        _units_slip,
+        kind="choice",
+        choices=("units", "flops", "sparse", "nothing"),
+        aliases={"unit": "units", "flop count": "flops", "sparsity": "sparse", "2:4 sparse": "sparse",
+                 "nothing wrong": "nothing", "none": "nothing"},
+        why={"flops": "2 * 4096**3 = 1.37e11 is the right count: one multiply and one add per (i, j, k).",
+             "sparse": "989.4 is the dense bf16 peak (the 2:4-sparse headline is 1979).",
+             "nothing": "a 4096-sided matmul does not take years: compare 1.39e8 s with 1.39e-4 s."},
+        hint="989.4 is the peak in TFLOP/s: what is it in FLOP/s?",
     ),
 ]

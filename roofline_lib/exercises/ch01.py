@@ -11,6 +11,31 @@ BOUND_CHOICES = ("compute", "memory")
 KERNEL_FLOPS, KERNEL_BYTES = 4e12, 10e9
 
 
+# The chapter's example kernel on the H200, for 01.predict_a100_lower ... 01.slow_kernel
+EXAMPLE_FLOPS, EXAMPLE_BYTES = 1.8e12, 10e9
+MEASURED_EXAMPLE = 5.1e-3          # seconds, the "measured" time of 01.slow_kernel
+
+
+def _example():
+    return Workload("example kernel", EXAMPLE_FLOPS, EXAMPLE_BYTES, "bf16")
+
+
+def _sparse_slip():
+    # the notes divide 2.5e12 FLOP by 624e12: which of the A100's figures is that?
+    a100 = get_accelerator("A100 80GB SXM4")
+    used = 624e12
+    if used == a100.sparse_flops_by_dtype.get("bf16") and used != a100.peak_flops("bf16"):
+        return "sparse"
+    return "nothing"
+
+
+def _slow_kernel():
+    est = estimate(_example(), "H200")
+    if MEASURED_EXAMPLE > est.no_overlap:
+        return "rates"
+    return "overlap" if MEASURED_EXAMPLE > est.lower else "wrong"
+
+
 def _kernel():
     return Workload("kernel", KERNEL_FLOPS, KERNEL_BYTES, "bf16")
 
@@ -20,13 +45,6 @@ def _kernel_on_h100():
 
 
 QUESTIONS = [
-    Question(
-        "01.ridge_h200",
-        "Ridge point of the H200 SXM for dense bf16: peak FLOP/s divided by memory bandwidth.",
-        lambda: get_accelerator("H200").ridge_point("bf16"),
-        unit="FLOP/byte",
-        hint="dense bf16 peak (not the 2:4-sparse headline) over HBM bandwidth, both in SI units",
-    ),
     Question(
         "01.t_math_h100",
         "A bf16 kernel does 4e12 FLOP and moves 10e9 bytes. T_math on an H100 SXM5, in seconds.",
@@ -57,25 +75,57 @@ QUESTIONS = [
         hint="no overlap = T_math + T_mem, lower = max(T_math, T_mem); the ratio lies between 1 and 2",
     ),
     Question(
-        "01.ridge_a100_80gb",
-        "Ridge point (dense bf16) of the A100 80GB SXM4, the chip the source text names.",
-        lambda: get_accelerator("A100 80GB SXM4").ridge_point("bf16"),
-        unit="FLOP/byte",
-        hint="the 80GB SXM4 part has 2.039 TB/s of HBM2e; 1.555 TB/s is the 40GB part",
+        "01.predict_a100_lower",
+        "Predict: the chapter's example kernel (1.8e12 FLOP, 10 GB, bf16) on an A100 80GB SXM4 instead of the "
+        "H200: its lower-bound time, in seconds.",
+        lambda: float(estimate(_example(), "A100 80GB SXM4").lower),
+        unit="s",
+        hint="T_lower = max(F / P, Q / B_mem) with the A100's 312 TFLOP/s and 2.039 TB/s",
+        hints=("the A100 has a third of the H200's peak but less than half its bandwidth: which term wins now?",
+               "T_math = 1.8e12 / 312e12, T_mem = 10e9 / 2.039e12; the lower bound is the larger one"),
     ),
     Question(
-        "01.a100_slip_factor",
-        "By what factor does using the A100 40GB bandwidth overstate the A100 80GB SXM4's ridge point?",
-        lambda: get_accelerator("A100 40GB SXM4").ridge_point("bf16")
-        / get_accelerator("A100 80GB SXM4").ridge_point("bf16"),
-        unit="",
-        hint="the peaks are equal, so the ratio of ridge points is the inverse ratio of bandwidths",
+        "01.fuse_bytes_h200",
+        "Design: fusing the example kernel (1.8e12 FLOP, 10 GB, bf16) with its neighbour keeps its FLOPs and cuts "
+        "its bytes. At most how many bytes may it move to be compute-bound on the H200 SXM?",
+        lambda: EXAMPLE_FLOPS / get_accelerator("H200").ridge_point("bf16"),
+        unit="byte",
+        hint="compute-bound once F / Q reaches the ridge point: solve for Q",
+        hints=("which intensity must the kernel reach, and what does that say about its bytes?",
+               "Q = F / R with R = 989.4e12 / 4.8e12 FLOP/byte"),
     ),
     Question(
-        "01.flops_to_ridge_h200",
-        "A bf16 kernel moves 1e9 bytes on an H200 SXM. At least how many FLOPs must it do to be compute-bound?",
-        lambda: get_accelerator("H200").ridge_point("bf16") * 1e9,
-        unit="FLOP",
-        hint="compute-bound once intensity = FLOPs / bytes reaches the ridge point",
+        "01.sparse_slip_a100",
+        "Find the mistake: notes on a bf16 kernel of 2.5e12 FLOP and 12 GB on an A100 80GB SXM4 say "
+        "'T_math = 2.5e12 / 624e12 = 4.0 ms, T_mem = 12e9 / 2.039e12 = 5.9 ms: memory-bound'. What went wrong: "
+        "'sparse', 'bandwidth', 'units' or 'nothing'?",
+        _sparse_slip,
+        kind="choice",
+        choices=("sparse", "bandwidth", "units", "nothing"),
+        aliases={"sparsity": "sparse", "2:4 sparse": "sparse", "sparse peak": "sparse", "peak": "sparse",
+                 "wrong bandwidth": "bandwidth", "unit": "units", "nothing wrong": "nothing", "none": "nothing"},
+        why={"bandwidth": "2.039 TB/s is the A100 80GB SXM4's HBM2e bandwidth (1.555 would be the 40GB part).",
+             "units": "both divisions are in base units (FLOP over FLOP/s, byte over byte/s): the times are right "
+                      "for the figures used.",
+             "nothing": "look up the A100's dense bf16 peak: with it T_math is 8.0 ms and the bound flips."},
+        hint="624 TFLOP/s is the figure with 2:4 sparsity",
+    ),
+    Question(
+        "01.slow_kernel",
+        "Explain: the example kernel (1.8e12 FLOP, 10 GB) takes 5.1 ms on an H200, more than its lower bound "
+        "(2.08 ms) and its no-overlap time (3.90 ms). Which explains it: 'overlap' (computation and data movement "
+        "did not overlap), 'rates' (it ran below the peak rates or moved more than the minimum bytes), 'compute' "
+        "(it is compute-bound) or 'wrong' (the lower bound is wrong)?",
+        _slow_kernel,
+        kind="choice",
+        choices=("overlap", "rates", "compute", "wrong"),
+        aliases={"no overlap": "overlap", "rate": "rates", "below peak": "rates", "compute-bound": "compute",
+                 "compute bound": "compute", "bound wrong": "wrong"},
+        why={"overlap": "with no overlap at all, at peak rates, it would take 3.90 ms: lost overlap alone cannot "
+                        "make 5.1.",
+             "compute": "its intensity, 180 FLOP/byte, is below the H200's ridge (206): it is memory-bound, and "
+                        "a bound does not make a kernel slower than the no-overlap time.",
+             "wrong": "a lower bound says the kernel cannot be faster than 2.08 ms. A slower kernel agrees with it."},
+        hint="which of the times assumes peak rates and the fewest bytes?",
     ),
 ]

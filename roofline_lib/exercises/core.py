@@ -24,7 +24,10 @@ class Question:
     ``expected`` is a function of the context (keyword arguments given to
     ``check``; most questions need none) that computes the right answer with
     the library. ``kind`` is "number" (compared within ``rtol``) or "choice"
-    (one of ``choices``, case-insensitive; ``aliases`` maps other spellings).
+    (one of ``choices``, case-insensitive; ``aliases`` maps other spellings;
+    ``why`` maps a wrong choice to the feedback that explains it). ``hints``
+    are progressive (a nudge first, then the method) for ``hint()``; without
+    them ``hint`` is the only one.
     """
 
     id: str
@@ -36,6 +39,8 @@ class Question:
     choices: tuple = ()
     aliases: dict = dataclasses.field(default_factory=lambda: dict(BOUND_ALIASES))
     hint: str = ""
+    why: dict = dataclasses.field(default_factory=dict)
+    hints: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +94,33 @@ def get_question(question_id):
     return registry[question_id]
 
 
+class Hint(str):
+    """A hint: a string that shows as plain text (no quotes) in a notebook."""
+
+    def __repr__(self):
+        return str(self)
+
+
+_HINTS_GIVEN: dict = {}
+
+
+def hint(question_id, level=None):
+    """The next hint for ``question_id``: a nudge first, then the method (then the method again).
+
+    ``level`` (1, 2, ...) asks for one hint by number instead of the next one.
+    """
+    q = get_question(question_id)
+    steps = tuple(q.hints) or ((q.hint,) if q.hint else ())
+    if not steps:
+        return Hint(f"{q.id}: no hint for this one — reread the question's unit and the section it follows.")
+    if level is None:
+        level = min(_HINTS_GIVEN.get(q.id, 0) + 1, len(steps))
+    elif isinstance(level, bool) or not isinstance(level, numbers.Integral) or not 1 <= level <= len(steps):
+        raise ValueError(f"hint level for {q.id!r} must be an integer from 1 to {len(steps)}, got {level!r}")
+    _HINTS_GIVEN[q.id] = max(_HINTS_GIVEN.get(q.id, 0), int(level))
+    return Hint(f"{q.id} hint {level}/{len(steps)}: {steps[level - 1]}")
+
+
 def check(question_id, answer, **context):
     """Compare ``answer`` with the library's value for ``question_id``; return Feedback."""
     q = get_question(question_id)
@@ -130,6 +162,8 @@ def _check_choice(q, answer, expected):
                         f"{', '.join(map(repr, q.choices))}.")
     if given == expected:
         return Feedback(q.id, True, f"✅ {q.id}: correct — {expected}.")
+    if given in q.why:
+        return Feedback(q.id, False, f"❌ {q.id}: not {given!r}: {q.why[given]}")
     return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" Hint: {q.hint}" if q.hint else ""))
 
 

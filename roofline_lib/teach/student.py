@@ -9,7 +9,7 @@ solution between two marker lines, followed by the self-check::
     # BEGIN SOLUTION
     answer = rl.get_accelerator("H200").ridge_point("bf16")
     # END SOLUTION
-    rl.exercises.check("02.ridge_h200", answer)
+    rl.exercises.check("00.ridge_h200", answer)
 
 In the student version the block becomes ``answer = ...  # your answer here``
 (one such line per variable the block assigns), so running the cell makes the
