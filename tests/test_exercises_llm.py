@@ -28,19 +28,16 @@ def test_independent_values():
     assert rl.exercises.check("06.h200_vs_h100", 4.8 / 3.35).correct
     # 06.flash_decoding: 32 blocks on 132 SMs (24%) vs 4 splits, 128 blocks in one wave (97%)
     assert rl.exercises.check("06.flash_decoding", (128 / 132) / (32 / 132)).correct
-    assert rl.exercises.check("05.prefill_bound", "compute-bound").correct
+    # 05.explain_prefill_memory: a 64-token prefill has intensity ~64 < 153, the A100's ridge; the others raise it
+    assert rl.exercises.check("05.explain_prefill_memory", "shorter prompt").correct
 
 
 def test_independent_values_by_hand():
-    # 05.decode_latency_13b: every weight but the embedding table (a lookup) plus the KV cache of 1,024
-    # positions (2 x 40 layers x 5120 x 2 bytes each), at the A100 80GB SXM4's 2.039 TB/s
-    weights = 2 * (13_015_864_320 - 32_000 * 5_120)
-    kv = 2 * 40 * 5_120 * 2 * 1_024
-    assert rl.exercises.check("05.decode_latency_13b", (weights + kv) / 2.039e12 * 1e3).correct
-    # 05.critical_batch_70b_h200: B K N / (B K + K N + B N) >= P solved for B, with the H200 datasheet's
-    # 989.5 TFLOP/s (half the 1,979 sparse headline) over 4.8 TB/s
-    K, N, P = 28_672, 8_192, 989.5e12 / 4.8e12
-    assert rl.exercises.check("05.critical_batch_70b_h200", math.ceil(P * K * N / (K * N - P * (K + N)))).correct
+    # 05.critical_batch_8b_a100: b K N / (b K + K N + b N) >= P solved for b, with the A100 80GB SXM4 datasheet's
+    # 312 TFLOP/s bf16 over 2.039 TB/s: b* = 160.7 -> 161
+    K, N, P = 14_336, 4_096, 312e12 / 2.039e12
+    assert math.ceil(P * K * N / (K * N - P * (K + N))) == 161
+    assert rl.exercises.get_question("05.critical_batch_8b_a100").expected() == 161
     # 05.max_batch_fp8: (0.9 x 143,771 MiB - 1 byte per parameter) / (2 x 80 x 8 x 128 x 8192 x 2 bytes),
     # rounded down: 24. The slips: "141 GB" read as 141e9 bytes (26), or all of the memory (29)
     per_sequence = 2 * 80 * 8 * 128 * 8_192 * 2
@@ -68,3 +65,35 @@ def test_chapter_10_against_published_and_hand_values():
     assert 20 * 2 * 13_015_864_320 / 2.039e12 > 142.5e-3
     assert rl.exercises.check("10.impossible", "impossible").correct
     assert not rl.exercises.check("10.impossible", "possible").correct
+
+
+def test_chapter_05_thinking_questions_by_hand():
+    # 05.predict_step_batch64: Llama-3-8B weights but the embedding (8,030,261,248 - 128,256 x 4,096 parameters,
+    # 2 bytes) once, plus 64 KV caches of 4,096 positions (2 x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072 bytes
+    # per position), at the H200's 4.8 TB/s: 10.29 ms (the library adds activations: 10.44 ms)
+    weights = 2 * (8_030_261_248 - 128_256 * 4_096)
+    kv = 64 * 4_096 * 2 * 32 * 8 * 128 * 2
+    hand = (weights + kv) / 4.8e12 * 1e3
+    assert hand == pytest.approx(10.285, abs=0.001)
+    assert rl.exercises.check("05.predict_step_batch64", hand).correct
+    assert not rl.exercises.check("05.predict_step_batch64", 64 * 3.24).correct  # 64 x batch 1: the weights once each
+    # 05.design_dtype_32k: usable = 0.9 x 143,771 MiB - 0.5 GiB; a 32,768-position sequence's KV = 2 x 80 x 8 x 128 x
+    # 32,768 x 2 bytes; Llama-3-70B's 70,553,706,496 parameters at 2, 1 and 0.5 bytes
+    usable = 0.9 * 143_771 * 2**20 - 0.5 * 2**30
+    per_sequence = 2 * 80 * 8 * 128 * 32_768 * 2
+    sizes = {"bf16": 2, "fp8": 1, "int4": 0.5}
+    fit = {d: int((usable - 70_553_706_496 * size) // per_sequence) for d, size in sizes.items()}
+    assert fit["bf16"] < 0 and fit["fp8"] == 6 and fit["int4"] == 9
+    assert rl.exercises.check("05.design_dtype_32k", "int4").correct
+    feedback = rl.exercises.check("05.design_dtype_32k", "fp8")
+    assert not feedback.correct and "6 sequences" in feedback.message
+    # 05.mistake_kv_heads: with the 8 KV heads the colleague's sum gives the chapter's 42.95 GB, not 344 GB
+    assert 2 * 80 * 8 * 128 * 2 * 16 * 8_192 / 1e9 == pytest.approx(42.94967296, rel=1e-9)
+    assert 2 * 80 * 64 * 128 * 2 * 16 * 8_192 / 1e9 == pytest.approx(343.6, rel=1e-3)
+    assert rl.exercises.check("05.mistake_kv_heads", "KV heads").correct
+    assert "2 bytes" in rl.exercises.check("05.mistake_kv_heads", "bytes").message
+    # 05.explain_prefill_memory: each weight serves 64 tokens, intensity ~ 64 < 312 / 2.039 = 153
+    assert 64 < 312e12 / 2.039e12
+    for wrong in ("int4 weights", "more bandwidth", "larger batch"):
+        feedback = rl.exercises.check("05.explain_prefill_memory", wrong)
+        assert not feedback.correct and "Hint" not in feedback.message  # each wrong choice says what is wrong with it

@@ -24,7 +24,9 @@ class Question:
     ``expected`` is a function of the context (keyword arguments given to
     ``check``; most questions need none) that computes the right answer with
     the library. ``kind`` is "number" (compared within ``rtol``) or "choice"
-    (one of ``choices``, case-insensitive; ``aliases`` maps other spellings).
+    (one of ``choices``, case-insensitive; ``aliases`` maps other spellings;
+    ``feedback`` maps a wrong choice to what is wrong with it, shown instead of
+    the hint when that choice is given).
     """
 
     id: str
@@ -36,6 +38,7 @@ class Question:
     choices: tuple = ()
     aliases: dict = dataclasses.field(default_factory=lambda: dict(BOUND_ALIASES))
     hint: str = ""
+    feedback: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +133,8 @@ def _check_choice(q, answer, expected):
                         f"{', '.join(map(repr, q.choices))}.")
     if given == expected:
         return Feedback(q.id, True, f"✅ {q.id}: correct — {expected}.")
-    return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" Hint: {q.hint}" if q.hint else ""))
+    why = q.feedback.get(given) or (f"Hint: {q.hint}" if q.hint else "")
+    return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" {why}" if why else ""))
 
 
 def _as_real(answer):
