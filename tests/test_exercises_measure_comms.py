@@ -1,5 +1,7 @@
 """Chapters 7-9 exercises: expected values against hand computations on a made-up machine and datasheets."""
 
+import pytest
+
 import roofline_lib as rl
 from roofline_lib.exercises import check
 
@@ -45,8 +47,9 @@ def test_ch09_by_hand():
     assert check("09.allreduce_bytes", 112e6)
     assert check("09.nvlink_allreduce_time", 112e6 / 450e9)
     assert not check("09.nvlink_allreduce_time", 112e6 / 900e9)  # both directions: the classic slip
-    assert check("09.nvlink_over_pcie", 900 / 128)
-    assert check("09.crossover_tokens", 855_638_016 / (4 * 8192))
+    # Llama-2-13B (no GQA): 4 h^2 (q, k, v, o) + 3 h x 13,824 (gate, up, down) per layer, over 4 h
+    assert rl.exercises.get_question("09.crossover_tokens_13b").expected() == \
+        (4 * 5120**2 + 3 * 5120 * 13_824) / (4 * 5120) == 15_488
     # with the KV cache of 64 x 4096 positions: (137.95 GB + 85.9 GB) / 8 / 3.35 TB/s = 8.35 ms of memory
     # against 160 x (6.6 + 14 x 1.0 us + 1.75 x 1 MiB / 64 GB/s) = 7.88 ms of PCIe all-reduces
     assert check("09.decode_bound_pcie", "memory")
@@ -56,6 +59,28 @@ def test_ch09_by_hand():
     # tensor parallel reads 1/8 of Llama-2-7B's 13.5 GB per chip; a replica reads all of it for its 8 sequences
     # (the same KV bytes per chip either way), and the all-reduces cost less than the 11.8 GB difference
     assert check("09.replicas_or_tp", "tensor")
+
+
+def test_ch09_thinking_questions_by_hand():
+    # NCCL's ring model (NVIDIA/nccl src/graph/tuning.cc): 6.6 us + 14 steps x 1.0 us over PCIe, plus
+    # 1.75 x 16,384 bytes at 64 GB/s per direction (PCIe Gen5 x16's 128 GB/s counts both)
+    hand = 6.6e-6 + 14 * 1.0e-6 + 1.75 * 16_384 / 64e9
+    assert rl.exercises.get_question("09.predict_allreduce_pcie").expected() == pytest.approx(hand, rel=1e-9)
+    assert check("09.predict_allreduce_pcie", 21e-6) and not check("09.predict_allreduce_pcie", 1.75 * 16_384 / 64e9)
+    # 09.design_chips_8k: per chip, 0.9 x 81,920 MiB less 1/n of Llama-2-70B's 68,976,648,192 x 2 bytes, over 1/n of a
+    # sequence's KV cache (2 x 80 layers x 8 KV heads x 128 x 8,192 positions x 2 bytes)
+    share, weights, kv = 0.9 * 81_920 * 2**20, 68_976_648_192 * 2, 2 * 80 * 8 * 128 * 8_192 * 2
+    held = {n: int((share - weights / n) // (kv / n)) for n in (2, 4, 8)}
+    assert held == {2: 6, 4: 63, 8: 179}
+    assert check("09.design_chips_8k", "8") and "63 fit" in check("09.design_chips_8k", "4").message
+    # 09.mistake_allreduce_time: 2 x 64 MB / 900 GB/s = 142 us against 1.75 x 64 MB / 450 GB/s = 249 us; fixing
+    # either number alone gives 284 us or 124 us
+    assert 2 * 64e6 / 900e9 == pytest.approx(142.2e-6, rel=1e-3)
+    assert 1.75 * 64e6 / 450e9 == pytest.approx(248.9e-6, rel=1e-3)
+    assert check("09.mistake_allreduce_time", "both") and not check("09.mistake_allreduce_time", "one")
+    assert check("09.explain_efficiency", "latency")
+    for wrong in ("bandwidth", "kv cache", "compute"):
+        assert "Hint" not in check("09.explain_efficiency", wrong).message
 
 
 def test_every_new_question_has_a_prompt():
