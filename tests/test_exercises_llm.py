@@ -119,3 +119,24 @@ def test_chapter_06_thinking_questions_by_hand():
     for wrong in ("kv cache", "compute-bound", "bandwidth"):
         feedback = rl.exercises.check("06.explain_int4_gap", wrong)
         assert not feedback.correct and "Hint" not in feedback.message
+
+
+def test_chapter_10_thinking_questions_by_hand():
+    # 10.predict_calibrated_13b: Llama-2-13B's weights but the embedding (13,015,864,320 - 32,000 x 5,120 parameters,
+    # 2 bytes) plus 1,024 positions of KV cache (2 x 40 layers x 5,120 x 2 bytes), at the A100's achieved 1.6 TB/s
+    hand = (2 * (13_015_864_320 - 32_000 * 5_120) + 2 * 40 * 5_120 * 2 * 1_024) / 1.6e12 * 1e3
+    assert rl.exercises.check("10.predict_calibrated_13b", hand).correct
+    assert not rl.exercises.check("10.predict_calibrated_13b", hand * 1.6e12 / 2.039e12).correct  # the datasheet's
+    # 10.design_a100s_30_tokens: the calibrated bound is 1/n of Llama-2-70B's step at 1.6 TB/s (42.97 ms on 2 GPUs,
+    # section 4c), plus 160 all-reduces at ~29 us (the median of 27.7, 29.1, 31.4, 24.6, 32.9 us): 47.6 ms on 2 GPUs,
+    # 26.1 ms on 4; 30 tokens/s needs 33.3 ms or less
+    per_allreduce = 29.1e-6
+    assert 42.97e-3 + 160 * per_allreduce > 1 / 30 > 42.97e-3 / 2 + 160 * per_allreduce
+    assert rl.exercises.check("10.design_a100s_30_tokens", "4").correct
+    assert "21 tokens/s" in rl.exercises.check("10.design_a100s_30_tokens", "2").message
+    # 10.mistake_int4_mbu: the bound / 0.7 overshoots the held-out measurement (180.80 tok/s) twofold
+    assert 0.7 / 1.85e-3 > 2 * 180.80
+    assert rl.exercises.check("10.mistake_int4_mbu", "int4 mbu").correct
+    assert rl.exercises.check("10.explain_server_tpot", "batch").correct
+    for wrong in ("fp8", "network", "bound wrong"):
+        assert "Hint" not in rl.exercises.check("10.explain_server_tpot", wrong).message
