@@ -22,10 +22,6 @@ def test_ch07_on_a_made_up_machine():
 
 def test_ch08_by_hand():
     assert check("08.calls_per_second", 2e6, overhead=0.5e-6)
-    assert check("08.flat_region_end", 0.5e-6 * 20e9 / 24, overhead=0.5e-6, bandwidth=20e9)
-    # additive: separate 1000 x (0.5 us + 384 B / 20 GB/s = 19.2 ns) = 519.2 us; batched 0.5 us + 19.2 us
-    assert check("08.fused_speedup", 519.2e-6 / 19.7e-6, overhead=0.5e-6, bandwidth=20e9)
-    assert not check("08.fused_speedup", 500e-6 / 19.2e-6 * 1.2, overhead=0.5e-6, bandwidth=20e9)
     assert check("08.h100_flat_region", 5e-6 * 3.35e12 / 6)
     # 100 kernels of 3 us at 5 us per launch: first starts at 5 us, then one every 5 us, last ends 3 us later
     assert check("08.async_total", 5e-6 + 99 * 5e-6 + 3e-6)
@@ -100,3 +96,25 @@ def test_ch07_thinking_questions_by_hand():
     # 07.explain_small_matmul: three 8 x 8 fp64 matrices are 1,536 bytes
     assert check("07.explain_small_matmul", "overhead")
     assert "1,536 bytes" in check("07.explain_small_matmul", "cache").message
+
+
+def test_ch08_thinking_questions_by_hand():
+    # 08.predict_async_idle: the launches set the pace, 1000 x 5 us, plus the last kernel's 1.5 us; the GPU works
+    # 1000 x 1.5 us of it
+    total = 1000 * 5e-6 + 1.5e-6
+    assert rl.exercises.get_question("08.predict_async_idle").expected() == pytest.approx(
+        (total - 1000 * 1.5e-6) / total, rel=1e-9)
+    assert not check("08.predict_async_idle", 1 - 1.5 / 6.5)  # the synchronous idle share
+    # 08.design_batch_hides_launches: Llama-3-8B's weights but the embedding, 2 x 7,504,924,672 bytes, plus 131,072
+    # bytes of KV per position and sequence, at 4.8 TB/s against 387 x 10 us: 6 sequences 3.80 ms, 7 sequences 3.91 ms
+    weights, kv = 2 * (8_030_261_248 - 128_256 * 4_096), 4_096 * 131_072
+    step = {b: (weights + b * kv) / 4.8e12 for b in (6, 7)}
+    assert step[6] < 387 * 10e-6 <= step[7]
+    assert check("08.design_batch_hides_launches", 7) and not check("08.design_batch_hides_launches", 6)
+    # 08.explain_more_overhead: int4 weights, 3.75 GB + 0.54 GB of KV at 4.8 TB/s = 0.89 ms under 3.87 ms of launches
+    assert (weights / 4 + kv) / 4.8e12 < 0.25 * 387 * 10e-6
+    assert check("08.explain_more_overhead", "int4 weights")
+    assert "162 kernels" in check("08.explain_more_overhead", "fusion").message
+    # 08.mistake_added_launches: asynchronously 1000 x 5 us + 2 us = 5.002 ms, not the synchronous 7 ms
+    assert rl.launch.simulate_queue([2e-6] * 1000, 5e-6).total == pytest.approx(1000 * 5e-6 + 2e-6, rel=1e-9)
+    assert check("08.mistake_added_launches", "overlap") and not check("08.mistake_added_launches", "nothing")
