@@ -45,7 +45,7 @@ def _decode_allreduce_pcie():
 def _fewest_chips_8k():
     """The fewest A100 80GB (2, 4 or 8) holding 100 sequences of 8,192 positions of Llama-2-70B in vLLM's 0.9."""
     return next((str(n) for n in (2, 4, 8)
-                 if tp_max_batch("llama-2-70b", "A100 80GB SXM4", 8192, n, usable_fraction=0.9) >= 100), "more than 8")
+                 if tp_max_batch("llama-2-70b", "A100 80GB SXM4", 2**13, n, usable_fraction=0.9) >= 100), "more than 8")
 
 
 def _allreduce_slip():
