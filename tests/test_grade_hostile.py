@@ -236,18 +236,19 @@ def test_text_is_cleaned_and_formulas_are_neutralised():
 
 def test_expected_values_are_cached_by_value_not_by_the_students_repr():
     """A float whose repr lies must not decide the expected value another student is judged by."""
-    assignment = score.Assignment(["07.ridge_measured"])
+    qid = "07.smallest_compute_bound_matmul"
+    assignment = score.Assignment([qid])
 
     def measured(value, shown):
         capture = f'{{"kind": "number", "value": {value!r}, "type": "float", "repr": "{shown}"}}'
         return kernel.parse_capture({"status": "ok", "data": {"text/plain": repr(capture)}})
 
     honest_peak, bandwidth = 1e12, 1e11
-    liar = assignment.expected("07.ridge_measured", {"peak_fp64": measured(4e12, repr(honest_peak)),
-                                                     "bandwidth": measured(bandwidth, repr(bandwidth))})
-    honest = assignment.expected("07.ridge_measured", {"peak_fp64": measured(honest_peak, repr(honest_peak)),
-                                                       "bandwidth": measured(bandwidth, repr(bandwidth))})
-    assert honest == pytest.approx(10.0) and liar == pytest.approx(40.0)
+    liar = assignment.expected(qid, {"peak_fp64": measured(4e12, repr(honest_peak)),
+                                     "bandwidth": measured(bandwidth, repr(bandwidth))})
+    honest = assignment.expected(qid, {"peak_fp64": measured(honest_peak, repr(honest_peak)),
+                                       "bandwidth": measured(bandwidth, repr(bandwidth))})
+    assert honest == 120 and liar == 480  # 12 x the ridge: 10 and 40 FLOP/byte
 
 
 def test_a_worker_that_never_reports_is_stopped_in_time(tmp_path):

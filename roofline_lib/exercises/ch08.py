@@ -8,18 +8,6 @@ def _calls_per_second(overhead):
     return 1.0 / overhead
 
 
-def _flat_region_end(overhead, bandwidth):
-    # fp64 vector add moves 24 bytes per element; memory time equals overhead at n = o * B / 24
-    return overhead * bandwidth / 24
-
-
-def _fused_speedup(overhead, bandwidth, calls=1000, n=16):
-    # numpy calls are synchronous: each costs its overhead plus its work (the additive model)
-    separate = calls * (overhead + 24 * n / bandwidth)
-    fused = overhead + 24 * n * calls / bandwidth
-    return separate / fused
-
-
 def _async_total(kernels=100, duration=3e-6, launch=5e-6):
     from ..launch import simulate_queue
 
@@ -43,16 +31,47 @@ def _h100_flat_region(launch=5e-6):
     return launch * get_accelerator("H100").mem_bandwidth / 6  # fp16 add: 2 + 2 + 2 bytes per element
 
 
+def _idle_fraction(kernels=1000, duration=1.5e-6, launch=5e-6):
+    from ..launch import simulate_queue
+
+    return simulate_queue([duration] * kernels, launch).idle_fraction
+
+
+def _batch_hiding_launches(model="llama-3-8b", chip="H200", context=4096, launch=10e-6):
+    """Smallest batch whose decode step's roofline time is at least its eager launches (one per kernel)."""
+    from ..launch import decode_kernel_count
+    from ..llm import decode_step
+
+    launches = decode_kernel_count(model) * launch
+    hw = get_accelerator(chip)
+    return next(b for b in range(1, 4097) if estimate(decode_step(model, b, context), hw).lower >= launches)
+
+
+def _launches_matter_more(model="llama-3-8b", context=4096, launch=10e-6, graph_launch=70e-6 / 80):
+    """Of four changes to the batch-1 H200 step, the one after which eager launches cost the largest share."""
+    from ..launch import decode_kernel_times, simulate_queue
+
+    def share(times, cost):
+        return simulate_queue(times, cost).total / times.sum()
+
+    return max({"int4 weights": share(decode_kernel_times(model, 1, context, "H200", weight_dtype="int4"), launch),
+                "cuda graphs": share(decode_kernel_times(model, 1, context, "H200"), graph_launch),
+                "fusion": share(decode_kernel_times(model, 1, context, "H200", fused=True), launch),
+                "larger batch": share(decode_kernel_times(model, 64, context, "H200"), launch)}.items(),
+               key=lambda kv: kv[1])[0]
+
+
+def _added_launches(kernels=1000, duration=2e-6, launch=5e-6):
+    """The colleague's 1000 x (5 + 2) us: the synchronous sum, where asynchronous launches overlap the kernels."""
+    from ..launch import simulate_queue
+
+    claimed = kernels * (launch + duration)
+    return "overlap" if simulate_queue([duration] * kernels, launch).total < 0.9 * claimed else "nothing"
+
+
 QUESTIONS = [
     Question("08.calls_per_second", "How many tiny numpy calls per second can your machine dispatch?",
              _calls_per_second, rtol=0.03, unit="calls/s"),
-    Question("08.flat_region_end", "Up to how many elements does an fp64 vector add stay overhead-bound on your "
-             "machine (memory time = per-call overhead)?", _flat_region_end, rtol=0.05, unit="elements",
-             hint="24 bytes per element at the measured bandwidth"),
-    Question("08.fused_speedup", "Predicted speed-up (additive model: overhead + work per synchronous call) of "
-             "batching 1000 vector adds of 16 fp64 elements into one call on your machine.", _fused_speedup,
-             rtol=0.05,
-             hint="separate: 1000 x (overhead + memory time of 16); batched: overhead + memory time of 16000"),
     Question("08.h100_flat_region", "On an H100 SXM with a 5 us launch cost, below how many elements is an fp16 "
              "vector add launch-bound?", _h100_flat_region, rtol=0.03, unit="elements",
              hint="5e-6 s x 3.35e12 B/s / 6 bytes per element"),
@@ -69,4 +88,27 @@ QUESTIONS = [
              "'batching', 'fusion' or 'graphs'?", lambda: "fusion", kind="choice",
              choices=("batching", "fusion", "graphs"),
              hint="graphs keep the kernels and make launches cheaper; batching gives each kernel more sequences"),
+    Question("08.predict_async_idle", "Predict, then check: 1000 kernels of 1.5 us launched asynchronously at 5 us "
+             "apiece. What fraction of the total time is the GPU idle?", _idle_fraction, rtol=0.02,
+             hint="the launches set the pace: 1000 x 5 us, of which the GPU works 1000 x 1.5 us"),
+    Question("08.design_batch_hides_launches", "Design: Llama-3-8B decode at context 4096 on an H200 SXM, launched "
+             "eagerly at 10 us per kernel (387 kernels). The smallest batch whose roofline time is at least the "
+             "3.87 ms of launches.", _batch_hiding_launches, rtol=0, unit="sequences",
+             hint="the weights' 15 GB once, plus 0.54 GB of KV cache per sequence, at 4.8 TB/s"),
+    Question("08.explain_more_overhead", "Explain: Llama-3-8B at batch 1 on an H200, eager launches at 10 us. After "
+             "which change do the launches cost the largest share of the step: 'int4 weights', 'cuda graphs', "
+             "'fusion' or 'larger batch'?", _launches_matter_more, kind="choice",
+             choices=("int4 weights", "cuda graphs", "fusion", "larger batch"), aliases={},
+             feedback={"cuda graphs": "graphs make each launch cheap (under 1 us): the launches hide again.",
+                       "fusion": "fusion launches 162 kernels instead of 387: less launch time for the same bytes.",
+                       "larger batch": "a batch of 64 reads the same weights and 64 KV caches: more memory time to "
+                                       "hide the same launches under."}),
+    Question("08.mistake_added_launches", "Find the mistake: '1000 kernels of 2 us launched on a CUDA stream at 5 us "
+             "each take 1000 x (5 + 2) us = 7 ms.' What is wrong: 'overlap' (asynchronous launches overlap the "
+             "kernels), 'launch cost', 'kernel count' or 'nothing'?", _added_launches, kind="choice",
+             choices=("overlap", "launch cost", "kernel count", "nothing"), aliases={},
+             feedback={"launch cost": "5 us per launch is the premise; the sum is the slip.",
+                       "kernel count": "1000 kernels is the premise; the sum is the slip.",
+                       "nothing": "7 ms is the synchronous time; a stream lets the CPU launch the next kernel while "
+                                  "the GPU runs this one."}),
 ]

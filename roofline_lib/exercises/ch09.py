@@ -3,9 +3,9 @@
 import math
 
 from .. import get_accelerator
-from ..comms import ring_allreduce_bytes, ring_allreduce_time, weight_gathered_crossover_tokens
+from ..comms import allreduce_time_on, ring_allreduce_bytes, ring_allreduce_time, weight_gathered_crossover_tokens
 from ..models import get_model
-from ..parallel import ep_decode_step, replica_decode_step, tp_decode_step
+from ..parallel import ep_decode_step, replica_decode_step, tp_decode_step, tp_max_batch
 from .core import Question
 
 
@@ -17,13 +17,8 @@ def _nvlink_time():
     return ring_allreduce_time(64e6, 8, get_accelerator("H100").interconnect_bandwidth_per_direction)
 
 
-def _nvlink_over_pcie():
-    hw = get_accelerator("H100")
-    return hw.interconnect_bandwidth / hw.host_link_bandwidth
-
-
-def _crossover():
-    m = get_model("llama-2-70b")
+def _crossover_13b():
+    m = get_model("llama-2-13b")
     groups = m.param_groups()
     return weight_gathered_crossover_tokens((groups["attention"] + groups["dense_mlp"]) / m.num_layers,
                                             m.hidden_size)
@@ -42,6 +37,27 @@ def _ep_bytes():
     return float(ep_decode_step("mixtral-8x7b", "H100 SXM", 64, 4096, 8, "nvlink").comm_bytes)
 
 
+def _decode_allreduce_pcie():
+    """One all-reduce of one token's Llama-2-70B activations (bf16) over 8 H100s' PCIe, NCCL's model."""
+    return float(allreduce_time_on(get_accelerator("H100 SXM"), "pcie", 2 * get_model("llama-2-70b").hidden_size, 8))
+
+
+def _fewest_chips_8k():
+    """The fewest A100 80GB (2, 4 or 8) holding 100 sequences of 8,192 positions of Llama-2-70B in vLLM's 0.9."""
+    return next((str(n) for n in (2, 4, 8)
+                 if tp_max_batch("llama-2-70b", "A100 80GB SXM4", 2**13, n, usable_fraction=0.9) >= 100), "more than 8")
+
+
+def _allreduce_slip():
+    """The colleague's 2 x 64 MB / 900 GB/s: which of its two numbers is off (message factor, link direction)."""
+    hw = get_accelerator("H100")
+    right = ring_allreduce_time(64e6, 8, hw.interconnect_bandwidth_per_direction)
+    factor_right = math.isclose(2 * 64e6 / hw.interconnect_bandwidth, right)
+    bandwidth_only = math.isclose(2 * 64e6 / hw.interconnect_bandwidth_per_direction, right)
+    message_only = math.isclose(ring_allreduce_bytes(64e6, 8) / hw.interconnect_bandwidth, right)
+    return "nothing" if factor_right else ("both" if not (bandwidth_only or message_only) else "one")
+
+
 def _replicas_or_tp():
     tp = tp_decode_step("llama-2-7b", "H100 SXM", 64, 4096, 8, "nvlink")
     rep = replica_decode_step("llama-2-7b", "H100 SXM", 64, 4096, 8)
@@ -53,10 +69,9 @@ QUESTIONS = [
              _allreduce_bytes, unit="B", hint="2 (N - 1) / N of the message"),
     Question("09.nvlink_allreduce_time", "Time of that all-reduce over H100 SXM NVLink, bandwidth term only.",
              _nvlink_time, unit="s", hint="NVLink's 900 GB/s adds both directions: a ring sends one way"),
-    Question("09.nvlink_over_pcie", "How many times faster is H100 SXM NVLink than its PCIe Gen5 x16 link?",
-             _nvlink_over_pcie, rtol=0.02, hint="compare like with like: both directions, or one direction"),
-    Question("09.crossover_tokens", "Tokens per step above which gathering Llama-2-70B's weights moves fewer bytes "
-             "than moving activations (per layer).", _crossover, unit="tokens", hint="P_layer / (4 x hidden)"),
+    Question("09.crossover_tokens_13b", "Tokens per step above which gathering Llama-2-13B's weights moves fewer "
+             "bytes than moving activations (per layer).", _crossover_13b, unit="tokens",
+             hint="P_layer / (4 x hidden)"),
     Question("09.decode_bound_pcie", "Llama-2-70B bf16 decode on 8 x H100 SXM over PCIe, batch 64, context 4096 "
              "(KV cache included): which term is largest, 'compute', 'memory' or 'communication'?",
              _decode_bound_pcie, kind="choice", choices=("compute", "memory", "communication"),
@@ -70,4 +85,32 @@ QUESTIONS = [
     Question("09.replicas_or_tp", "Llama-2-7B, batch 64, context 4096 on 8 x H100 SXM (NVLink): is a decode step "
              "faster as 8 'replicas' (8 sequences each) or 'tensor' parallel over 8 (communication not hidden)?",
              _replicas_or_tp, kind="choice", choices=("replicas", "tensor")),
+    Question("09.predict_allreduce_pcie", "Predict, then check: one all-reduce of one token's Llama-2-70B activations "
+             "(8,192 bf16 values) on 8 x H100 SXM over PCIe, NCCL's latency model included. Within 5 % counts.",
+             _decode_allreduce_pcie, rtol=0.05, unit="s",
+             hint="6.6 us + 2(N - 1) steps x 1.0 us over PCIe, plus 2(N - 1)/N x 16 kB at 64 GB/s per direction"),
+    Question("09.design_chips_8k", "Design: the fewest A100 80GB SXM4 in tensor parallel ('2', '4', '8' or 'more than "
+             "8') that hold 100 sequences of 8,192 positions of Llama-2-70B (bf16) inside vLLM's 0.9 share.",
+             _fewest_chips_8k, kind="choice", choices=("2", "4", "8", "more than 8"),
+             feedback={"2": "each chip holds 69 GB of weights in its 77.3 GB share: 8.3 GB left, room for 6 sequences "
+                            "of 8,192 positions (1.3 GB each per chip).",
+                       "4": "4 chips hold 127 sequences of 4,096 positions (the table above), but a sequence of "
+                            "8,192 needs twice the KV cache: 63 fit.",
+                       "more than 8": "on 8 chips each holds 17.2 GB of weights in its 77.3 GB share and 0.34 GB of "
+                                      "each sequence's KV cache: count again."}),
+    Question("09.explain_efficiency", "Explain: Llama-2-7B decode at batch 1 on A100s over NVLink keeps 0.88 of each "
+             "chip's worth on 2 chips but 0.49 on 8. The main reason: 'latency' (every all-reduce pays a fixed "
+             "latency that does not shrink with N), 'bandwidth' (the all-reduced bytes grow with N), 'kv cache' (each "
+             "chip reads the whole KV cache) or 'compute'?", lambda: "latency", kind="choice",
+             choices=("latency", "bandwidth", "kv cache", "compute"),
+             feedback={"bandwidth": "one token's activations are 8 kB: 2(N - 1)/N of it takes nanoseconds; and the "
+                                    "factor grows only from 1 to 1.75.",
+                       "kv cache": "the KV cache is split by KV head: each chip reads 1/N of it.",
+                       "compute": "batch-1 decode does 2 FLOPs per weight: compute is a few percent of the step."}),
+    Question("09.mistake_allreduce_time", "Find the mistake: 'the 64 MB all-reduce on 8 x H100 takes 2 x 64 MB / "
+             "900 GB/s = 142 us.' Is 'one' of its two numbers wrong (the factor 2, the 900 GB/s), are 'both' wrong, "
+             "or 'nothing'?", _allreduce_slip, kind="choice", choices=("one", "both", "nothing"),
+             feedback={"one": "check both: a ring sends 2(N - 1)/N = 1.75 of the message per chip, not 2, and it sends "
+                              "one way on each link: 450 GB/s, not the 900 that adds both directions.",
+                       "nothing": "the time is 1.75 x 64 MB / 450 GB/s = 249 us, not 142 us."}),
 ]

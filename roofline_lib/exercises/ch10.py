@@ -1,9 +1,15 @@
 """Chapter 10: predictions against published measurements."""
 
+import statistics
+
 from .. import measurements
 from ..hardware import get_accelerator
+from ..llm import decode_step
 from ..models import get_model
+from ..roofline import estimate
 from .core import Question
+
+HELD_OUT_TP4 = "gpt-fast-llama-2-70b-bf16-a100-tp4"
 
 
 def _measured_tokens_per_s(record_id):
@@ -16,6 +22,24 @@ def _impossible():
     # reading every weight once per token, 20 tokens, at the datasheet bandwidth
     t_min = 20 * get_model("llama-2-13b").weight_bytes("fp16") / get_accelerator("A100").mem_bandwidth
     return "impossible" if t_min > 142.5e-3 else "possible"
+
+
+def _calibrated_13b_ms():
+    return estimate(decode_step("llama-2-13b", 1, 1024), measurements.calibrated("A100")).lower * 1e3
+
+
+def _fewest_a100s_for_30_tokens():
+    """Calibrated bound plus 2 all-reduces per layer at the median cost the other gpt-fast tensor-parallel
+    Llama records leave (chapter 10, section 4c): the fewest of 2, 4, 8 A100s at 30 tokens/s or more."""
+    records = [c for c in measurements.measured_vs_predicted() if c.record.system == "gpt-fast"
+               and c.record.batch == 1 and c.record.weight_dtype == "bf16" and c.record.replica_chips > 1]
+    fitted = [(c.measured_s - c.calibrated_s) / (2 * get_model(c.record.model).num_layers) for c in records
+              if c.record.model.startswith("Llama") and c.id != HELD_OUT_TP4]
+    per_allreduce = statistics.median(fitted)
+    layers = get_model("llama-2-70b").num_layers
+    by_chips = {c.record.replica_chips: c.calibrated_s + 2 * layers * per_allreduce for c in records
+                if c.record.model == "Llama-2-70B"}
+    return next((str(n) for n in (2, 4, 8) if by_chips[n] <= 1 / 30), "more than 8")
 
 
 QUESTIONS = [
@@ -31,4 +55,32 @@ QUESTIONS = [
     Question("10.impossible", "Llama-2-13B fp16, batch 1, one A100 80GB SXM4: 20 tokens in 142.5 ms. Possible or "
              "impossible?", _impossible, kind="choice", choices=("possible", "impossible"),
              hint="every token reads every weight once: 20 x weight bytes / bandwidth is the least time."),
+    Question("10.predict_calibrated_13b", "Predict, then check: the calibrated time per token (ms) of Llama-2-13B, "
+             "bf16, batch 1, context 1,024 on one A100 80GB SXM4 (achieved ceilings instead of the datasheet's). "
+             "Within 5 % counts.", _calibrated_13b_ms, rtol=0.05, unit="ms",
+             hint="the weights (26 GB) and a small KV cache, read at the achieved 1.6 TB/s"),
+    Question("10.design_a100s_30_tokens", "Design: gpt-fast-style decoding of Llama-2-70B, bf16, batch 1, on A100 "
+             "80GB in tensor parallel must reach 30 tokens/s. With the calibrated bound plus 2 all-reduces per layer "
+             "at the median cost of section 4c, the fewest GPUs: '2', '4', '8' or 'more than 8'?",
+             _fewest_a100s_for_30_tokens, kind="choice", choices=("2", "4", "8", "more than 8"),
+             feedback={"2": "2 GPUs: a calibrated 43 ms plus 160 all-reduces of ~29 us is about 48 ms: 21 tokens/s.",
+                       "8": "8 GPUs get there, but fewer do too: try 4 (a calibrated 21.5 ms plus 4.7 ms).",
+                       "more than 8": "8 GPUs give about 15 ms per token: count fewer."}),
+    Question("10.explain_server_tpot", "Explain: MLPerf's Server record of Llama-2-70B on H200s reports a time per "
+             "output token 8.6x the batch-1 bound. The most likely reason: 'batch' (in-flight batching decodes many "
+             "sequences per step), 'fp8' (the run's fp8 precision), 'network' (the load generator's network) or "
+             "'bound wrong'?", lambda: "batch", kind="choice", choices=("batch", "fp8", "network", "bound wrong"),
+             feedback={"fp8": "fp8 weights read half the bytes of bf16: they make a step faster, not slower.",
+                       "network": "the time per output token is measured between tokens of one stream, inside the "
+                                  "server: the network adds to the first token, not to each step.",
+                       "bound wrong": "a bound below the measurement is what a bound must be; 8.6x says the step did "
+                                      "more work than batch 1."}),
+    Question("10.mistake_int4_mbu", "Find the mistake: 'torchao's int4 Llama-3-8B at batch 1 on an A100: the lower "
+             "bound is 1.85 ms; bf16 decoders reach an MBU of 0.7; so expect 0.7 / 1.85 ms = 380 tokens/s.' What is "
+             "wrong: 'int4 mbu' (int4 kernels reach a far lower MBU), 'bound' (the bound should count bf16 bytes), "
+             "'inverted' (tokens/s is bound / MBU) or 'nothing'?", lambda: "int4 mbu", kind="choice",
+             choices=("int4 mbu", "bound", "inverted", "nothing"),
+             feedback={"bound": "the int4 weights are what the kernel reads: the bound counts 4-bit bytes, rightly.",
+                       "inverted": "a run at MBU u takes bound / u seconds per token: u / bound tokens/s is right.",
+                       "nothing": "compare the MBU of the int4 records in section 3 with the bf16 ones."}),
 ]

@@ -25,7 +25,7 @@ class Question:
     ``check``; most questions need none) that computes the right answer with
     the library. ``kind`` is "number" (compared within ``rtol``) or "choice"
     (one of ``choices``, case-insensitive; ``aliases`` maps other spellings;
-    ``why`` maps a wrong choice to the feedback that explains it). ``hints``
+    ``why`` (or ``feedback``) maps a wrong choice to the feedback that explains it). ``hints``
     are progressive (a nudge first, then the method) for ``hint()``; without
     them ``hint`` is the only one.
     """
@@ -41,6 +41,7 @@ class Question:
     hint: str = ""
     why: dict = dataclasses.field(default_factory=dict)
     hints: tuple = ()
+    feedback: dict = dataclasses.field(default_factory=dict)  # the same as ``why``, as chapters 05-10 spell it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,7 +165,8 @@ def _check_choice(q, answer, expected):
         return Feedback(q.id, True, f"✅ {q.id}: correct — {expected}.")
     if given in q.why:
         return Feedback(q.id, False, f"❌ {q.id}: not {given!r}: {q.why[given]}")
-    return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" Hint: {q.hint}" if q.hint else ""))
+    why = q.feedback.get(given) or (f"Hint: {q.hint}" if q.hint else "")
+    return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" {why}" if why else ""))
 
 
 def _as_real(answer):
