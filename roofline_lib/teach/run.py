@@ -117,7 +117,7 @@ async def _attempt(data, job, settings):
             pass  # the worker died at once; its exit status says why
         start = time.monotonic()
         # Past these, the worker is stopped: its own limits (cells, notebook, kernel starts) come first.
-        run_limit = job["seconds"] + STARTUP_TIMEOUT * (MAX_RESTARTS + 1) + 30
+        run_limit = job["seconds"] + 2 * STARTUP_TIMEOUT * (MAX_RESTARTS + 1) + 30
         while not attempt.finished:
             limit = run_limit if attempt.prepared else settings.parse_timeout
             try:

@@ -45,7 +45,11 @@ async def run_cells(cells, checks, job, emit):
         while position < len(code):
             if not kernel.running:
                 try:
-                    await asyncio.wait_for(kernel.start(lambda pid: emit("kernel", pid=pid)), STARTUP_TIMEOUT)
+                    try:
+                        await asyncio.wait_for(kernel.start(lambda pid: emit("kernel", pid=pid)), STARTUP_TIMEOUT)
+                    except (asyncio.TimeoutError, TimeoutError):  # a busy machine: one more try, fresh kernel
+                        await kernel.stop()
+                        await asyncio.wait_for(kernel.start(lambda pid: emit("kernel", pid=pid)), STARTUP_TIMEOUT)
                 except Exception as e:  # noqa: BLE001 - whatever stops a kernel, grading goes on
                     await kernel.stop()
                     reason = f"no kernel could be started ({type(e).__name__}: {e})"[:300]
