@@ -2,9 +2,6 @@
 parameter counts, a brute-force count of the checkpoint's tensors, llm-analysis's worked example,
 hand derivations of FLOPs and bytes, and an exact enumeration of MoE routing."""
 
-import itertools
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,110 +9,6 @@ from hypothesis import strategies as st
 
 import roofline_lib as rl
 from roofline_lib import llm
-from roofline_lib.models import load_model
-
-# ---------------------------------------------------------------- parameter counts
-
-# Exact checkpoint counts (sum of tensor sizes of the Hugging Face checkpoints), and the
-# rounded figures of the model cards / papers.
-PUBLISHED = {
-    "Llama-2-7B": 6.74e9,
-    "Llama-2-13B": 13.0e9,
-    "Llama-2-70B": 69.0e9,
-    "Llama-3-8B": 8.03e9,
-    "Llama-3-70B": 70.6e9,
-    "Mixtral-8x7B": 46.7e9,
-    "DeepSeek-V2-Lite": 15.7e9,
-}
-CHECKPOINT_EXACT = {
-    "Llama-2-7B": 6_738_415_616,
-    "Llama-2-13B": 13_015_864_320,
-    "Llama-2-70B": 68_976_648_192,
-    "Llama-3-8B": 8_030_261_248,
-    "Llama-3-70B": 70_553_706_496,
-    "Mixtral-8x7B": 46_702_792_704,
-}
-
-
-def checkpoint_tensors(m):
-    """Brute force: the tensor names and shapes of the Hugging Face checkpoint, built from the config."""
-    h, H, Hkv, d, V = m.hidden_size, m.num_heads, m.num_kv_heads, m.head_dim, m.vocab_size
-    t = {"model.embed_tokens.weight": (V, h), "model.norm.weight": (h,)}
-    if not m.tie_word_embeddings:
-        t["lm_head.weight"] = (V, h)
-    for layer in range(m.num_layers):
-        p = f"model.layers.{layer}."
-        t[p + "input_layernorm.weight"] = (h,)
-        t[p + "post_attention_layernorm.weight"] = (h,)
-        if m.mla:
-            a = m.mla
-            t[p + "self_attn.q_proj.weight"] = (H * (a.qk_nope_head_dim + a.qk_rope_head_dim), h)
-            t[p + "self_attn.kv_a_proj_with_mqa.weight"] = (a.kv_lora_rank + a.qk_rope_head_dim, h)
-            t[p + "self_attn.kv_a_layernorm.weight"] = (a.kv_lora_rank,)
-            t[p + "self_attn.kv_b_proj.weight"] = (H * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank)
-            t[p + "self_attn.o_proj.weight"] = (h, H * a.v_head_dim)
-        else:
-            for name, rows in (("q", H * d), ("k", Hkv * d), ("v", Hkv * d)):
-                t[p + f"self_attn.{name}_proj.weight"] = (rows, h)
-            t[p + "self_attn.o_proj.weight"] = (h, H * d)
-        if m.moe is None or layer < m.moe.first_dense_layers:
-            i = m.intermediate_size
-            t[p + "mlp.gate_proj.weight"] = (i, h)
-            t[p + "mlp.up_proj.weight"] = (i, h)
-            t[p + "mlp.down_proj.weight"] = (h, i)
-        else:
-            e = m.moe
-            i = e.expert_intermediate_size
-            t[p + "mlp.gate.weight"] = (e.num_experts, h)
-            for x in range(e.num_experts):
-                for w, shape in (("w1", (i, h)), ("w2", (h, i)), ("w3", (i, h))):
-                    t[p + f"mlp.experts.{x}.{w}.weight"] = shape
-            if e.shared_experts:
-                s = e.shared_experts * i
-                t[p + "mlp.shared_experts.gate_proj.weight"] = (s, h)
-                t[p + "mlp.shared_experts.up_proj.weight"] = (s, h)
-                t[p + "mlp.shared_experts.down_proj.weight"] = (h, s)
-    return t
-
-
-@pytest.mark.parametrize("name", sorted(PUBLISHED))
-def test_param_count_matches_brute_force_and_published(name):
-    m = rl.get_model(name)
-    brute = sum(math.prod(shape) for shape in checkpoint_tensors(m).values())
-    assert m.n_params == brute
-    assert m.n_params == pytest.approx(PUBLISHED[name], rel=0.005)
-    if name in CHECKPOINT_EXACT:
-        assert m.n_params == CHECKPOINT_EXACT[name]
-
-
-def test_active_params_of_moe_models():
-    # Mixtral's 12.9B active includes embeddings and LM head.
-    assert rl.get_model("mixtral-8x7b").n_active_params == pytest.approx(12.9e9, rel=0.005)
-    # DeepSeek-V2-Lite's published 2.4B activated leaves the input embedding table out.
-    ds = rl.get_model("deepseek-v2-lite")
-    assert ds.n_active_params - ds.vocab_size * ds.hidden_size == pytest.approx(2.4e9, rel=0.03)
-    # a dense model uses every parameter
-    assert rl.get_model("llama-3-8b").n_active_params == rl.get_model("llama-3-8b").n_params
-
-
-def test_weight_bytes_per_dtype():
-    m = rl.get_model("llama-2-7b")
-    assert m.weight_bytes("bf16") == 2 * 6_738_415_616
-    assert m.weight_bytes("int8") == 6_738_415_616
-    assert m.weight_bytes("int4") == 6_738_415_616 / 2
-
-
-# ---------------------------------------------------------------- KV cache
-
-def test_kv_cache_bytes_by_hand():
-    # Llama-2-7B: 2 (K,V) x 32 layers x 32 heads x 128 x 2 bytes = 512 KiB per token
-    assert rl.get_model("llama-2-7b").kv_cache_bytes(1, 1) == 524_288
-    # Llama-3-70B (GQA, 8 KV heads): 2 x 80 x 8 x 128 x 2 = 320 KiB per token; fp8 halves it
-    m = rl.get_model("llama-3-70b")
-    assert m.kv_cache_bytes(8, 4096, "bf16") == 327_680 * 8 * 4096
-    assert m.kv_cache_bytes(8, 4096, "fp8") == 327_680 * 8 * 4096 / 2
-    # DeepSeek-V2-Lite (MLA): 27 layers x (512 latent + 64 RoPE key) x 2 bytes per token
-    assert rl.get_model("deepseek-v2-lite").kv_cache_bytes(1, 1) == 27 * 576 * 2
 
 
 def test_llm_analysis_llama_13b_on_a100():
@@ -229,94 +122,6 @@ def test_moe_reads_only_routed_experts_at_batch_1():
     assert all_weights > 32 * 8 * 3 * 4096 * 14336 * 2  # every expert read (plus activations)
 
 
-def test_expected_experts_touched_by_enumeration():
-    """E(1 - (1 - k/E)^n) against an exact average over every routing of n tokens to k of E experts."""
-    for E, k, n in ((4, 2, 2), (5, 2, 3), (6, 3, 2)):
-        choices = list(itertools.combinations(range(E), k))
-        routings = list(itertools.product(choices, repeat=n))
-        mean = sum(len(set().union(*r)) for r in routings) / len(routings)
-        assert rl.llm.expected_experts_touched(E, k, n) == pytest.approx(mean, rel=1e-12)
-
-
-# ---------------------------------------------------------------- memory fit
-
-def test_memory_fit_by_hand():
-    m = rl.get_model("llama-2-70b")  # 137.95 GB of bf16 weights
-    assert not llm.fits(m, "A100", 1, 128)
-    assert llm.fits(m, "H200", 1, 128)
-    # H200 as nvidia-smi reports it, 143,771 MiB = 150,754,820,096 B:
-    # (150,754,820,096 - 2 x 68,976,648,192) / (4096 x 327,680 B) = 9.54 -> 9 sequences of 4096
-    assert llm.max_batch(m, "H200", 4096) == 9
-    assert llm.max_batch(m, "A100", 4096) == 0
-    # Llama-3-8B on an A100 80GB (81,920 MiB = 85,899,345,920 B), 8K context:
-    # (85,899,345,920 - 16,060,522,496) / (8192 x 131,072 B) = 65.04 -> 65
-    assert llm.max_batch("llama-3-8b", "A100", 8192) == 65
-    # vLLM's 0.9: (77,309,411,328 - 16,060,522,496) / 1,073,741,824 = 57.04 -> 57
-    assert llm.max_batch("llama-3-8b", "A100", 8192, usable_fraction=0.9) == 57
-    # and half a GiB of CUDA context inside it: 60,712,017,920 / 1,073,741,824 = 56.54 -> 56
-    assert llm.max_batch("llama-3-8b", "A100", 8192, usable_fraction=0.9, reserved_bytes=2**29) == 56
-    assert list(llm.max_batch("llama-3-8b", "A100", [4096, 8192])) == [130, 65]
-
-
-def test_llama_3_70b_bf16_fits_one_h200():
-    # 70,553,706,496 params x 2 B = 141.1e9 B: more than "141 GB" x 1e9, less than the 150.75e9 B the driver reports
-    w = rl.get_model("llama-3-70b").weight_bytes("bf16")
-    assert 141e9 < w < 143771 * 2**20
-    assert llm.fits("llama-3-70b", "H200", 1, 1)
-    assert not llm.fits("llama-3-70b", "H200", 1, 1, usable_fraction=0.9)   # but not inside vLLM's default share
-
-
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(usable_fraction=1.5), "in \\(0, 1\\]"),
-    (dict(usable_fraction=0), "usable_fraction must be finite and > 0"),
-    (dict(reserved_bytes=-1), "reserved_bytes must be a finite number of bytes >= 0"),
-    (dict(reserved_bytes=float("nan")), "reserved_bytes must be"),
-    (dict(reserved_bytes=1e15), "leaves no memory"),
-])
-def test_usable_memory_rejects_bad_input(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        llm.max_batch("llama-3-8b", "A100", 4096, **kwargs)
-
-
-# ---------------------------------------------------------------- fusion and occupancy
-
-def test_gated_mlp_fusion_saves_the_intermediates():
-    n, h, i = 16, 4096, 11008
-    unfused = llm.gated_mlp_chain(n, h, i, "bf16")
-    fused = llm.gated_mlp_chain(n, h, i, "bf16", fused=True)
-    # unfused reads x twice and moves 8 [n, i] arrays (G, U written; G read; A written, read; U read; P written,
-    # read); fused moves P twice
-    assert unfused.bytes - fused.bytes == 2 * (n * h + 6 * n * i)
-    assert unfused.flops == pytest.approx(fused.flops)
-
-
-def test_attention_fusion_saves_the_score_matrix():
-    B, H, T, S, d = 1, 32, 512, 512, 128
-    unfused = llm.attention_chain(B, H, H, T, S, d)
-    fused = llm.attention_chain(B, H, H, T, S, d, fused=True)
-    assert unfused.bytes - fused.bytes == 4 * 2 * B * H * T * S  # S written, read; P written, read
-    assert fused.bytes == rl.attention(B, H, H, T, S, d).bytes
-    assert fused.flops == rl.attention(B, H, H, T, S, d).flops
-
-
-def test_occupancy_model():
-    assert llm.sm_utilisation(32, 132) == pytest.approx(32 / 132)
-    assert llm.sm_utilisation(132, 132) == 1
-    assert llm.sm_utilisation(133, 132) == pytest.approx(133 / 264)  # a second, nearly empty wave
-    # Llama-2-7B, batch 1: FlashAttention-2 launches 32 blocks; FlashDecoding splits the KV sequence
-    splits = llm.flash_decoding_splits("llama-2-7b", "H200", 1, 32768)
-    # 1, 2, 3 splits: 24 %, 48 %, 73 % of 132 SMs; 4 splits: 128 blocks, 97 %, within 85 % of the best
-    assert splits == 4
-    slow = llm.decode_attention_time("llama-2-7b", "H200", 1, 32768)
-    fast = llm.decode_attention_time("llama-2-7b", "H200", 1, 32768, splits=splits)
-    assert slow / fast == pytest.approx(4, rel=1e-9)
-    # short context: chunks of at least 256 positions allow only 2 splits
-    assert llm.flash_decoding_splits("llama-2-7b", "H200", 1, 600) == 2
-    assert list(llm.flash_decoding_splits("llama-2-7b", "H200", [1, 33], 32768)) == [4, 1]
-    # at large batch the plain kernel already fills the chip
-    assert llm.sm_utilisation(llm.decode_attention_blocks("llama-2-7b", 33), 132) == 1
-
-
 # ---------------------------------------------------------------- vectorised, validated
 
 def test_vectorised_equals_scalar():
@@ -353,55 +158,6 @@ def test_unknown_model_and_dtype():
         rl.decode_step("llama-2-7b", 1, 128, weight_dtype="int3")
 
 
-GOOD = """
-name = "Toy"
-hidden_size = 64
-intermediate_size = 128
-num_hidden_layers = 2
-num_attention_heads = 4
-num_key_value_heads = 2
-head_dim = 16
-vocab_size = 100
-tie_word_embeddings = true
-[sources]
-config = "made up for a test"
-"""
-
-
-def test_loader_accepts_a_good_file(tmp_path):
-    path = tmp_path / "toy.toml"
-    path.write_text(GOOD)
-    m = load_model(path)
-    # tied: one 100 x 64 table; per layer q, o 64x64, k, v 64x32, MLP 3 x 64 x 128, 2 norms; final norm
-    assert m.n_params == 6400 + 2 * (2 * 4096 + 2 * 2048 + 3 * 8192 + 128) + 64
-
-
-@pytest.mark.parametrize("edit, field", [
-    (lambda s: s.replace("hidden_size = 64\n", ""), "hidden_size"),
-    (lambda s: s.replace("vocab_size = 100", 'vocab_size = "100"'), "vocab_size"),
-    (lambda s: s.replace("num_hidden_layers = 2", "num_hidden_layers = -2"), "num_hidden_layers"),
-    (lambda s: s.replace("head_dim = 16", "head_dim = 0"), "head_dim"),
-    (lambda s: s.replace("tie_word_embeddings = true", "tie_word_embeddings = 1"), "tie_word_embeddings"),
-    (lambda s: s.replace('config = "made up for a test"', ""), "sources.config"),
-])
-def test_loader_names_file_model_and_field(tmp_path, edit, field):
-    path = tmp_path / "toy.toml"
-    path.write_text(edit(GOOD))
-    with pytest.raises(ValueError) as info:
-        load_model(path)
-    message = str(info.value)
-    assert "toy.toml" in message and "Toy" in message and field in message
-
-
-def test_every_data_file_loads_and_has_sources():
-    names = llm.list_models()
-    assert len(names) == 7
-    for name in names:
-        m = rl.get_model(name)
-        assert m.sources["config"].strip() and "config.json" in m.sources["config"]
-        assert m.head_dim * m.num_heads == m.hidden_size or m.mla  # the Llama/Mixtral convention
-
-
 def test_time_by_category_adds_up_to_kernel_sum():
     w = rl.decode_step("deepseek-v2-lite", 8, 4096)
     cats = llm.time_by_category(w, "H200")
@@ -432,22 +188,13 @@ def test_llm_explorer_updates_in_place():
     assert "does NOT fit" in ex.refresh()["memory: weights + KV cache"]
 
 
-def test_flash_attn_split_heuristic_matches_its_own_comments():
-    # flash_api.cpp: "if we have batch * n_heads = 48 and we have 108 SMs, having 2 splits (efficiency = 0.89)
-    # is better than having 3 splits (efficiency = 0.67)"
-    assert llm.flash_attn_num_splits_heuristic(48, 108, 1000) == 2
-    # enough blocks for 80 % of the slots: no split
-    assert llm.flash_attn_num_splits_heuristic(87, 108, 1000) == 1
-    # "if we have 64 blocks and choose 11 splits, we'll have 6 * 10 + 4 blocks. If we choose 12 splits ...
-    # it's 11 splits anyway": a split count that does not shorten the runs is skipped. 10 blocks on 100 slots,
-    # 64 KV blocks: 10 splits fill every slot (best 1.0); 9 would reach 0.9 but cuts the 64 blocks into runs
-    # of 8, as 8 splits already do, so it is not eligible and the answer is 10, not 9
-    assert llm.flash_attn_num_splits_heuristic(10, 100, 64) == 10
-
-
-def test_flash_attn_picks_7_splits_where_the_course_model_picks_4():
-    # Llama-2-7B, batch 1, 32K context, H100 SXM (132 SMs): 32 blocks on 264 slots, 256 KV blocks of 128
-    assert llm.flash_attn_num_splits("llama-2-7b", "H100", 1, 32768) == 7
-    assert llm.flash_decoding_splits("llama-2-7b", "H100", 1, 32768) == 4   # one block per SM: 128 / 132
-    with pytest.raises(ValueError, match="whole number"):
-        llm.flash_attn_num_splits("llama-2-7b", "H100", 1.5, 32768)
+def test_extend_step_is_prefill_and_decode_at_its_ends():
+    for model in ("llama-2-7b", "deepseek-v2-lite", "mixtral-8x7b"):
+        a, b = llm.extend_step(model, 3, 1, 511), llm.decode_step(model, 3, 512)
+        assert (a.flops, a.bytes) == pytest.approx((b.flops, b.bytes), rel=1e-12)
+        c, d = llm.extend_step(model, 3, 200, 0), llm.prefill(model, 3, 200)
+        assert (c.flops, c.bytes) == pytest.approx((d.flops, d.bytes), rel=1e-12)
+    with pytest.raises(ValueError, match="cached_len"):
+        llm.extend_step("llama-2-7b", 1, 4, -1)
+    with pytest.raises(ValueError, match="logits_per_sequence"):
+        llm.extend_step("llama-2-7b", 1, 4, 10, logits_per_sequence=5)

@@ -71,3 +71,26 @@ def test_matmul_intensity_never_falls_when_a_dimension_grows(M, N, K, factor, wh
     before = rl.matmul(**dims).intensity
     dims[which] *= factor
     assert rl.matmul(**dims).intensity >= before * (1 - 1e-12)
+
+
+def test_mbu_and_mfu_by_hand():
+    w = rl.matmul(4096, 4096, 4096)   # 2 x 4096^3 FLOP, 3 x 4096^2 x 2 bytes
+    a100 = rl.get_accelerator("A100")
+    assert rl.mfu(w, 1e-3, a100) == pytest.approx(2 * 4096**3 / 1e-3 / 312e12)
+    assert rl.mbu(w, 1e-3, a100) == pytest.approx(3 * 4096**2 * 2 / 1e-3 / 2.039e12)
+    assert rl.mfu(w, 1e-3, a100, n_chips=2) == pytest.approx(rl.mfu(w, 1e-3, a100) / 2)
+    assert np.allclose(rl.mbu(w, np.array([1e-3, 2e-3]), a100), [rl.mbu(w, 1e-3, a100), rl.mbu(w, 2e-3, a100)])
+    # fp8 compute doubles the H100's peak (1,978.9 vs 989.4 TFLOP/s): half the MFU for the same time
+    h100 = rl.get_accelerator("H100")
+    assert rl.mfu(w, 1e-3, h100, "fp8") == pytest.approx(rl.mfu(w, 1e-3, h100, "bf16") / 2, rel=1e-3)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((rl.matmul(8, 8, 8), 0, "A100"), "seconds .* must be finite and > 0"),
+    ((rl.matmul(8, 8, 8), float("nan"), "A100"), "must be finite and > 0"),
+    ((rl.matmul(8, 8, 8), 1.0, "A1000"), "unknown accelerator"),
+    (("matmul", 1.0, "A100"), "needs a Workload"),
+])
+def test_mbu_rejects_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        rl.mbu(*args)

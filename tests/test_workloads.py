@@ -106,3 +106,10 @@ def test_bad_sizes_raise_clear_errors(bad):
 def test_heads_must_be_a_multiple_of_kv_heads():
     with pytest.raises(ValueError, match="multiple of kv_heads"):
         rl.attention(1, 10, 3, 1, 10, 64)
+
+
+def test_workload_times_an_array_of_counts():
+    # 2 x 4 x 4 x 4 = 128 FLOPs, once and twice
+    w = rl.matmul(4, 4, 4) * np.array([1, 2])
+    assert list(w.flops) == [128, 256]
+    assert (rl.matmul(4, 4, 4) * 3).flops == 384 and (rl.matmul(4, 4, 4) * 3).name == "3 x matmul"

@@ -1,0 +1,172 @@
+"""roofline_lib.models: parameter counts against published figures and a brute-force count of the
+checkpoint's tensors, KV-cache bytes by hand, MoE routing by enumeration, and the model loader."""
+
+import itertools
+import math
+
+import pytest
+
+import roofline_lib as rl
+from roofline_lib import models
+from roofline_lib.models import load_model
+
+# ---------------------------------------------------------------- parameter counts
+
+# Exact checkpoint counts (sum of tensor sizes of the Hugging Face checkpoints), and the
+# rounded figures of the model cards / papers.
+PUBLISHED = {
+    "Llama-2-7B": 6.74e9,
+    "Llama-2-13B": 13.0e9,
+    "Llama-2-70B": 69.0e9,
+    "Llama-3-8B": 8.03e9,
+    "Llama-3-70B": 70.6e9,
+    "Mixtral-8x7B": 46.7e9,
+    "DeepSeek-V2-Lite": 15.7e9,
+}
+CHECKPOINT_EXACT = {
+    "Llama-2-7B": 6_738_415_616,
+    "Llama-2-13B": 13_015_864_320,
+    "Llama-2-70B": 68_976_648_192,
+    "Llama-3-8B": 8_030_261_248,
+    "Llama-3-70B": 70_553_706_496,
+    "Mixtral-8x7B": 46_702_792_704,
+}
+
+
+def checkpoint_tensors(m):
+    """Brute force: the tensor names and shapes of the Hugging Face checkpoint, built from the config."""
+    h, H, Hkv, d, V = m.hidden_size, m.num_heads, m.num_kv_heads, m.head_dim, m.vocab_size
+    t = {"model.embed_tokens.weight": (V, h), "model.norm.weight": (h,)}
+    if not m.tie_word_embeddings:
+        t["lm_head.weight"] = (V, h)
+    for layer in range(m.num_layers):
+        p = f"model.layers.{layer}."
+        t[p + "input_layernorm.weight"] = (h,)
+        t[p + "post_attention_layernorm.weight"] = (h,)
+        if m.mla:
+            a = m.mla
+            t[p + "self_attn.q_proj.weight"] = (H * (a.qk_nope_head_dim + a.qk_rope_head_dim), h)
+            t[p + "self_attn.kv_a_proj_with_mqa.weight"] = (a.kv_lora_rank + a.qk_rope_head_dim, h)
+            t[p + "self_attn.kv_a_layernorm.weight"] = (a.kv_lora_rank,)
+            t[p + "self_attn.kv_b_proj.weight"] = (H * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank)
+            t[p + "self_attn.o_proj.weight"] = (h, H * a.v_head_dim)
+        else:
+            for name, rows in (("q", H * d), ("k", Hkv * d), ("v", Hkv * d)):
+                t[p + f"self_attn.{name}_proj.weight"] = (rows, h)
+            t[p + "self_attn.o_proj.weight"] = (h, H * d)
+        if m.moe is None or layer < m.moe.first_dense_layers:
+            i = m.intermediate_size
+            t[p + "mlp.gate_proj.weight"] = (i, h)
+            t[p + "mlp.up_proj.weight"] = (i, h)
+            t[p + "mlp.down_proj.weight"] = (h, i)
+        else:
+            e = m.moe
+            i = e.expert_intermediate_size
+            t[p + "mlp.gate.weight"] = (e.num_experts, h)
+            for x in range(e.num_experts):
+                for w, shape in (("w1", (i, h)), ("w2", (h, i)), ("w3", (i, h))):
+                    t[p + f"mlp.experts.{x}.{w}.weight"] = shape
+            if e.shared_experts:
+                s = e.shared_experts * i
+                t[p + "mlp.shared_experts.gate_proj.weight"] = (s, h)
+                t[p + "mlp.shared_experts.up_proj.weight"] = (s, h)
+                t[p + "mlp.shared_experts.down_proj.weight"] = (h, s)
+    return t
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_param_count_matches_brute_force_and_published(name):
+    m = rl.get_model(name)
+    brute = sum(math.prod(shape) for shape in checkpoint_tensors(m).values())
+    assert m.n_params == brute
+    assert m.n_params == pytest.approx(PUBLISHED[name], rel=0.005)
+    if name in CHECKPOINT_EXACT:
+        assert m.n_params == CHECKPOINT_EXACT[name]
+
+
+def test_active_params_of_moe_models():
+    # Mixtral's 12.9B active includes embeddings and LM head.
+    assert rl.get_model("mixtral-8x7b").n_active_params == pytest.approx(12.9e9, rel=0.005)
+    # DeepSeek-V2-Lite's published 2.4B activated leaves the input embedding table out.
+    ds = rl.get_model("deepseek-v2-lite")
+    assert ds.n_active_params - ds.vocab_size * ds.hidden_size == pytest.approx(2.4e9, rel=0.03)
+    # a dense model uses every parameter
+    assert rl.get_model("llama-3-8b").n_active_params == rl.get_model("llama-3-8b").n_params
+
+
+def test_weight_bytes_per_dtype():
+    m = rl.get_model("llama-2-7b")
+    assert m.weight_bytes("bf16") == 2 * 6_738_415_616
+    assert m.weight_bytes("int8") == 6_738_415_616
+    assert m.weight_bytes("int4") == 6_738_415_616 / 2
+
+
+# ---------------------------------------------------------------- KV cache
+
+def test_kv_cache_bytes_by_hand():
+    # Llama-2-7B: 2 (K,V) x 32 layers x 32 heads x 128 x 2 bytes = 512 KiB per token
+    assert rl.get_model("llama-2-7b").kv_cache_bytes(1, 1) == 524_288
+    # Llama-3-70B (GQA, 8 KV heads): 2 x 80 x 8 x 128 x 2 = 320 KiB per token; fp8 halves it
+    m = rl.get_model("llama-3-70b")
+    assert m.kv_cache_bytes(8, 4096, "bf16") == 327_680 * 8 * 4096
+    assert m.kv_cache_bytes(8, 4096, "fp8") == 327_680 * 8 * 4096 / 2
+    # DeepSeek-V2-Lite (MLA): 27 layers x (512 latent + 64 RoPE key) x 2 bytes per token
+    assert rl.get_model("deepseek-v2-lite").kv_cache_bytes(1, 1) == 27 * 576 * 2
+
+
+def test_expected_experts_touched_by_enumeration():
+    """E(1 - (1 - k/E)^n) against an exact average over every routing of n tokens to k of E experts."""
+    for E, k, n in ((4, 2, 2), (5, 2, 3), (6, 3, 2)):
+        choices = list(itertools.combinations(range(E), k))
+        routings = list(itertools.product(choices, repeat=n))
+        mean = sum(len(set().union(*r)) for r in routings) / len(routings)
+        assert models.expected_experts_touched(E, k, n) == pytest.approx(mean, rel=1e-12)
+
+
+GOOD = """
+name = "Toy"
+hidden_size = 64
+intermediate_size = 128
+num_hidden_layers = 2
+num_attention_heads = 4
+num_key_value_heads = 2
+head_dim = 16
+vocab_size = 100
+tie_word_embeddings = true
+[sources]
+config = "made up for a test"
+"""
+
+
+def test_loader_accepts_a_good_file(tmp_path):
+    path = tmp_path / "toy.toml"
+    path.write_text(GOOD)
+    m = load_model(path)
+    # tied: one 100 x 64 table; per layer q, o 64x64, k, v 64x32, MLP 3 x 64 x 128, 2 norms; final norm
+    assert m.n_params == 6400 + 2 * (2 * 4096 + 2 * 2048 + 3 * 8192 + 128) + 64
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: s.replace("hidden_size = 64\n", ""), "hidden_size"),
+    (lambda s: s.replace("vocab_size = 100", 'vocab_size = "100"'), "vocab_size"),
+    (lambda s: s.replace("num_hidden_layers = 2", "num_hidden_layers = -2"), "num_hidden_layers"),
+    (lambda s: s.replace("head_dim = 16", "head_dim = 0"), "head_dim"),
+    (lambda s: s.replace("tie_word_embeddings = true", "tie_word_embeddings = 1"), "tie_word_embeddings"),
+    (lambda s: s.replace('config = "made up for a test"', ""), "sources.config"),
+])
+def test_loader_names_file_model_and_field(tmp_path, edit, field):
+    path = tmp_path / "toy.toml"
+    path.write_text(edit(GOOD))
+    with pytest.raises(ValueError) as info:
+        load_model(path)
+    message = str(info.value)
+    assert "toy.toml" in message and "Toy" in message and field in message
+
+
+def test_every_data_file_loads_and_has_sources():
+    names = models.list_models()
+    assert len(names) == 7
+    for name in names:
+        m = rl.get_model(name)
+        assert m.sources["config"].strip() and "config.json" in m.sources["config"]
+        assert m.head_dim * m.num_heads == m.hidden_size or m.mla  # the Llama/Mixtral convention
