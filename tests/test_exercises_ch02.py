@@ -1,0 +1,44 @@
+"""Chapter 02's questions (the roofline) against hand computations from datasheet figures:
+A100 80GB SXM4 312 TFLOP/s dense bf16, 2.039 TB/s; H100 SXM5 989.4 TFLOP/s, 3.35 TB/s; H200 SXM 989.4 TFLOP/s,
+4.8 TB/s (measured: 4.0 TB/s); MI300X 5.3 TB/s; B200 7.7 TB/s."""
+
+import pytest
+from exercise_hand import asked_in_notebook, assert_hand_value, chapter_ids
+
+from roofline_lib.exercises import check
+
+HAND = {
+    "02.attainable_a100_50": 2.039e12 * 50,                  # 102 TFLOP/s < 312: on the slope
+    "02.predict_fusion_a100": 312 / (2.039 * 20),            # 20 on the slope, 400 past the ridge (153): 7.65
+    "02.slowest_chip_4ms": "h200 sxm",                       # 16e9 / 4e-3 = 4 TB/s: H200 4.8 (3.3 ms) is the
+                                                             # slowest above it (H100 3.35, MI300X 5.3, B200 7.7)
+    "02.roof_cap_slip": "peak",                              # 4.8e15 > 989.4e12: the flat roof was forgotten
+    "02.h200_no_speedup": "high",                            # 1000 > 295 and 206: the same peak on both chips
+    "02.achieved_fraction_h200": 4.0 / 4.8,                  # 100 FLOP/B is below both ridges (199, 206)
+}
+
+
+@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
+def test_expected_value_is_the_hand_value(qid, value):
+    assert_hand_value(qid, value)
+
+
+def test_every_question_has_a_hand_value():
+    assert set(HAND) == chapter_ids("02")
+
+
+def test_hand_values_match_published_figures():
+    assert round(HAND["02.predict_fusion_a100"], 2) == 7.65
+    assert 16e9 / 3.35e12 > 4e-3 > 16e9 / 4.8e12 > 16e9 / 5.3e12 > 16e9 / 7.7e12
+
+
+@pytest.mark.parametrize("qid, wrong", [
+    ("02.roof_cap_slip", "units"),                                # byte/s x FLOP/byte is FLOP/s: not the slip
+    ("02.predict_fusion_a100", 400 / 20),                         # the intensity ratio, past the flat roof
+])
+def test_the_sources_slips_are_rejected(qid, wrong):
+    assert not check(qid, wrong).correct
+
+
+def test_every_question_is_asked_in_its_notebook():
+    assert asked_in_notebook("02") == chapter_ids("02")

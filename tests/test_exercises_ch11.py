@@ -1,0 +1,49 @@
+"""Chapter 11's questions (serving whole requests) against hand computations: Little's law, the expected tokens of
+a speculative verify step, and paged KV on an H100 SXM5 (81,559 MiB as nvidia-smi reports it)."""
+
+import math
+
+import pytest
+from exercise_hand import assert_hand_value, chapter_ids
+
+import roofline_lib as rl
+from roofline_lib import serving
+
+# Llama-2-7B bf16 on one H100 SXM: the driver's bytes less 2 bytes per parameter; 2 x 32 layers x 4,096 x 2 bytes
+# per position; requests of 300, 900 and 1,500 positions in pages of 16: 304, 912, 1,504, mean 906.67 positions
+FREE = 81_559 * 2**20 - 2 * 6_738_415_616
+PER_POSITION = 2 * 32 * 4096 * 2
+MEAN_PAGED = (304 + 912 + 1504) / 3
+
+HAND = {
+    "11.littles_law": 48 / (200 * 20e-3),            # in flight / time in flight: 12 requests/s
+    "11.spec_tokens": 1 + 0.6 + 0.6**2 + 0.6**3,     # the target's own token, plus each draft accepted in a row
+    "11.paged_batch": math.floor(FREE / (MEAN_PAGED * PER_POSITION)),   # 151
+    "11.spec_pays": "does not pay",                  # test_ch11_by_hand
+    "11.slo_chip": "h200",
+}
+
+
+@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
+def test_expected_value_is_the_hand_value(qid, value):
+    assert_hand_value(qid, value)
+
+
+def test_every_question_has_a_hand_value():
+    assert set(HAND) == chapter_ids("11")
+
+
+def test_ch11_by_hand():
+    check = rl.exercises.check
+    assert check("11.littles_law", 12.0) and not check("11.littles_law", 48 / 200)
+    assert check("11.spec_tokens", 1 + 0.6 + 0.36 + 0.216)
+    assert not check("11.spec_tokens", 0.6 + 0.36 + 0.216)  # the target's own token forgotten
+    # H100 SXM: 81559 MiB - 13,476,831,232 B = 72,043,978,752 B; pages: 304, 912, 1504 -> mean 906.67 positions
+    # x 524,288 B = 475,354,453 B per sequence -> 151
+    assert FREE == 72_043_978_752 and HAND["11.paged_batch"] == 151
+    assert check("11.paged_batch", 151) and not check("11.paged_batch", 152)
+    assert check("11.spec_pays", "does not pay")
+    costs = {chip: serving.best_batch_under_slo("llama-2-13b", chip, 1024, 256, 50e-3).cost_per_million_tokens(p)
+             for chip, p in {"A100": 1.80, "H100": 2.50, "H200": 3.50}.items()}
+    assert min(costs, key=costs.get) == "H200"
+    assert check("11.slo_chip", "H200") and not check("11.slo_chip", "a100")
