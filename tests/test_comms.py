@@ -43,7 +43,7 @@ def test_ring_allreduce_matches_simulation(n_chips):
         np.testing.assert_allclose(r, total)
     bytes_per_element = 2
     expected = comms.ring_allreduce_bytes(elements * bytes_per_element, n_chips)
-    assert all(s * bytes_per_element == pytest.approx(expected) for s in sent)
+    assert len(sent) == n_chips and all(s * bytes_per_element == pytest.approx(expected) for s in sent)
     assert steps == comms.ring_allreduce_steps(n_chips)
     # 2(N-1)/N of the message, by hand for N = 4: 1.5 x
     if n_chips == 4:

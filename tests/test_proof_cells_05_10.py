@@ -20,7 +20,7 @@ ASSERT = re.compile(r"^\s*assert\b", re.M)
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_asserts_live_in_collapsed_cells_that_say_what_they_check(name):
     nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))
-    visible, silent = [], []
+    visible, silent, collapsed = [], [], 0
     for i, cell in enumerate(nb["cells"]):
         source = "".join(cell["source"])
         if cell["cell_type"] != "code" or not ASSERT.search(source):
@@ -29,5 +29,8 @@ def test_asserts_live_in_collapsed_cells_that_say_what_they_check(name):
             visible.append(i)
         elif not source.startswith("# "):
             silent.append(i)
+        else:
+            collapsed += 1
+    assert collapsed >= 1, f"{name}: no collapsed check found (has the notebook lost its checks?)"
     assert visible == [], f"{name}: asserts in visible cells {visible}"
     assert silent == [], f"{name}: collapsed checks without a first-line comment {silent}"

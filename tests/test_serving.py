@@ -142,6 +142,12 @@ def _records(kind):
     return [r for r in measurements.published_measurements() if r.prompt_len and r.output_len and kind(r)]
 
 
+def test_the_published_records_below_are_there():
+    # the two tests below are parametrized over these records: an empty list would pass them silently
+    assert len(_records(lambda r: r.measures == "throughput")) >= 10
+    assert len(_records(lambda r: "-serve-" in r.id)) >= 4
+
+
 @pytest.mark.parametrize("rec", _records(lambda r: r.measures == "throughput"), ids=lambda r: r.id)
 def test_no_throughput_record_beats_the_request_bound(rec):
     c = measurements.compare(rec)
