@@ -33,7 +33,7 @@ def test_every_question_has_a_hand_value():
     assert set(HAND) == chapter_ids("11")
 
 
-def test_ch11_by_hand():
+def test_serving_questions_by_hand():
     check = rl.exercises.check
     assert check("11.littles_law", 12.0) and not check("11.littles_law", 48 / 200)
     assert check("11.spec_tokens", 1 + 0.6 + 0.36 + 0.216)

@@ -17,7 +17,7 @@ H100_BW, H100_NVLINK, H100_PCIE = 3.35e12, 450e9, 64e9  # datasheet, per directi
 NCCL_BASE, NCCL_NVLINK, NCCL_PCI = 6.6e-6, 0.6e-6, 1.0e-6  # NVIDIA/nccl src/graph/tuning.cc, ring LL
 
 
-def test_what_must_show_llama_2_70b_on_8_h100():
+def test_llama_2_70b_tensor_parallel_on_8_h100_by_hand():
     e = rl.comms.tp_decode_step(rl.get_model("llama-2-70b"), "H100 SXM", batch=1, context=4096, n_chips=8)
     weights, kv = 2 * P70, 4096 * L70 * 2 * KV70 * 2
     assert e.t_mem == pytest.approx((weights + kv) / 8 / H100_BW, rel=0.02)

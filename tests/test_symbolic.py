@@ -44,7 +44,7 @@ def test_causal_pairs_count_the_mask(t, s):
 
 # ------------------------------------------------------------------ matmul: the seed's forms and the errata
 
-def test_matmul_bf16_intensity_is_the_seed_form():
+def test_matmul_bf16_intensity_is_mnk_over_mn_plus_nk_plus_mk():
     assert same(sym.matmul_intensity_for("bf16"), M * N * K / (M * N + N * K + M * K))
 
 
@@ -97,7 +97,7 @@ def test_critical_M_refuses_a_matmul_that_never_crosses():
 
 # ------------------------------------------------------------------ attention: seed forms and errata 4-6
 
-def test_attention_per_element_is_the_seed_ratio():
+def test_attention_per_element_is_2hts_over_ht_plus_hkv_s():
     assert same(sym.attention_intensity(1), 2 * H * T * S / (H * T + H_kv * S))
 
 
