@@ -1,6 +1,6 @@
-"""Tests of roofline_lib.models and roofline_lib.llm against independent values: published
-parameter counts, a brute-force count of the checkpoint's tensors, llm-analysis's worked example,
-hand derivations of FLOPs and bytes, and an exact enumeration of MoE routing."""
+"""roofline_lib.llm (and llm_blocks, whose only caller it is): prefill, decode and extend steps against
+independent values: llm-analysis's worked example, hand derivations of FLOPs and bytes, the central claims
+(prefill compute-bound, decode memory-bound), vectorised sweeps and refusals."""
 
 import numpy as np
 import pytest

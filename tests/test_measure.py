@@ -1,4 +1,5 @@
-"""roofline_lib.measure: byte counting, memory and zero-data refusals, timing statistics.
+"""roofline_lib.measure: the machine's caches and memory, the refusal before allocating, a tiny whole
+measurement, agreement of repeats, the best matmul rate over sizes.
 
 Small and fast: tiny arrays, fake clocks; no assertion depends on how fast this machine is.
 """

@@ -1,4 +1,5 @@
-"""Published measurements: the loader, MBU/MFU, and the invariant that a lower bound never beats reality."""
+"""roofline_lib.measurements: the published records, their loader, calibration, and the invariant that a lower
+bound never beats reality."""
 
 import pytest
 

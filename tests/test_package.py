@@ -1,4 +1,5 @@
-"""The package stays light to import: heavy libraries load only with the submodules that need them."""
+"""roofline_lib/__init__.py: the package stays light to import (heavy libraries load only with the submodules
+that need them) and lists its lazy names for completion."""
 
 import subprocess
 import sys

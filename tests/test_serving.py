@@ -1,4 +1,5 @@
-"""Whole requests and serving techniques: checked against brute-force loops, hand numbers and published records."""
+"""roofline_lib.serving: whole requests and continuous batching, checked against brute-force loops, hand numbers
+and published records."""
 
 import math
 
