@@ -53,10 +53,10 @@ def _positive_slow(name, value, integer):
         raise ValueError(f"{name} must not be empty")
     bad = ~np.isfinite(arr) | (arr <= 0)
     if np.any(bad):
-        first = arr.flat[int(np.argmax(bad.ravel()))]
+        first = arr.flat[int(np.argmax(bad.ravel()))].item()  # a Python number: no np.int64(...) in the message
         raise ValueError(f"{name} must be finite and > 0, got {first!r}")
     if integer and np.any(arr != np.round(arr)):
-        first = arr.flat[int(np.argmax((arr != np.round(arr)).ravel()))]
+        first = arr.flat[int(np.argmax((arr != np.round(arr)).ravel()))].item()
         raise ValueError(f"{name} must be a whole number, got {first!r}")
     if arr.ndim == 0:
         return arr.item()

@@ -168,9 +168,6 @@ def test_every_wrong_choice_with_feedback_gets_it(q):
             assert target in q.choices, (alias, target)
 
 
-@pytest.mark.xfail(strict=True, reason="library: a choice question that sets no aliases inherits the bound words "
-                   "(exercises/core.py BOUND_ALIASES), so in 05-10 'bandwidth-bound' becomes 'memory', which is "
-                   "not a choice of 09.explain_efficiency, and the reader is told it is not one of the choices")
 def test_no_alias_points_outside_the_choices():
     for q in questions():
         if q.kind == "choice":

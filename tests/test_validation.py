@@ -32,8 +32,6 @@ def test_positive_refuses_and_names_the_argument(bad, message):
     assert str(info.value).startswith("batch ")
 
 
-@pytest.mark.xfail(strict=True, reason="library: validation._positive_slow formats the offending element with "
-                   "repr() of a numpy scalar, so a learner reads 'got np.float64(0.0)' under numpy 2, not 'got 0'")
 def test_the_refusal_shows_the_number_as_the_reader_typed_it():
     with pytest.raises(ValueError, match=r"got 0\b") as info:
         positive("batch", [1, 0, 2])

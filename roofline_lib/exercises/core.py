@@ -43,6 +43,12 @@ class Question:
     hints: tuple = ()
     feedback: dict = dataclasses.field(default_factory=dict)  # the same as ``why``, as chapters 05-10 spell it
 
+    def __post_init__(self):
+        # keep only the spellings that lead to one of this question's choices: the default bound words
+        # would otherwise turn a choice such as "bandwidth" into "memory", which is not one
+        if self.kind == "choice":
+            object.__setattr__(self, "aliases", {k: v for k, v in self.aliases.items() if v in self.choices})
+
 
 @dataclasses.dataclass(frozen=True)
 class Feedback:
@@ -147,7 +153,7 @@ def _normalise_choice(q, answer):
     given = " ".join(answer.strip().lower().replace("-", " ").split())
     for text in (given, given.removesuffix(" bound")):
         for key in (text, text.replace(" ", "-")):
-            key = q.aliases.get(key, key)
+            key = key if key in q.choices else q.aliases.get(key, key)  # a choice is never re-spelled
             if key in q.choices:
                 return key
     return given
