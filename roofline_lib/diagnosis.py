@@ -15,8 +15,10 @@ import math
 
 import numpy as np
 
-# a response below this means the time did not move; above RESPONDS it moved clearly;
-# one response must beat the other by MARGIN for a verdict
+# a response below FLAT means the time did not move; at RESPONDS or above it moved clearly;
+# one response must beat the other by MARGIN for a verdict. On the model's times (chapter 01) these
+# thresholds never name the wrong bound, and they name one from half or twice the ridge point outwards
+# (tests/test_diagnosis.py).
 FLAT, RESPONDS, MARGIN = 0.25, 0.5, 0.3
 VERDICTS = ("compute", "memory", "overhead", "near the knee")
 

@@ -9,8 +9,9 @@ derive a formula step by step and then check it against this module.
 
 Conventions: bytes per element are symbols (``b_X``, ``b_Y``, ``b_Z`` for a
 matmul, ``b`` for attention) so one expression covers every dtype; put
-``b = 1`` to count *elements* instead of bytes (the seed texts' attention ratio
-does that, see erratum 4).
+``b = 1`` to count *elements* instead of bytes. Mind which one a formula means:
+a ratio of FLOPs to elements moved is twice the intensity in FLOP/byte in bf16
+(2 bytes per element), a slip that is easy to make with attention.
 """
 
 from __future__ import annotations
