@@ -14,6 +14,8 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from .validation import figure_problem
+
 
 def read_toml(path):
     """The table in a TOML file; a file that is not valid TOML raises ValueError naming the file."""
@@ -22,6 +24,32 @@ def read_toml(path):
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
+
+
+class Entry:
+    """One table read from a data file, and the errors about it: each names the file, the entry and the field.
+
+    The loaders of chips, models and published records share it, so a mistake in any data file reads
+    the same way: "h200.toml (chip 'H200'): field 'mem_bandwidth_TBps' must be finite and > 0, got 0".
+    """
+
+    def __init__(self, raw, where):
+        self.raw, self.where = raw, where
+
+    def fail(self, field, problem):
+        raise ValueError(f"{self.where}: field {field!r} {problem}")
+
+    def require(self, fields):
+        for field in fields:
+            if field not in self.raw:
+                self.fail(field, "is missing")
+
+    def figure(self, field, value, **kwargs):
+        """``value`` if ``validation.figure_problem`` finds nothing wrong with it, else the error for ``field``."""
+        problem = figure_problem(value, **kwargs)
+        if problem:
+            self.fail(field, problem)
+        return value
 
 
 @functools.lru_cache(maxsize=4096)

@@ -13,9 +13,9 @@ import pathlib
 import re
 
 from . import units
-from .catalog import Catalog, read_toml
+from .catalog import Catalog, Entry, read_toml
 from .dtypes import BYTES_PER_ELEMENT, canonical_dtype
-from .validation import figure, figure_problem, positive
+from .validation import figure, positive
 
 
 def data_dir():
@@ -155,15 +155,9 @@ def load_accelerator(path):
     """Read one accelerator TOML file; raise ValueError naming the file, chip and field."""
     path = pathlib.Path(path)
     raw = read_toml(path)
-    chip = raw.get("name", "?")
-    where = f"{path.name} (chip {chip!r})"
-
-    def fail(field, problem):
-        raise ValueError(f"{where}: field {field!r} {problem}")
-
-    for field in _REQUIRED:
-        if field not in raw:
-            fail(field, "is missing")
+    entry = Entry(raw, f"{path.name} (chip {raw.get('name', '?')!r})")
+    fail = entry.fail
+    entry.require(_REQUIRED)
     if "mem_capacity_GB" in raw:
         fail("mem_capacity_GB", "is ambiguous (vendor memory 'GB' are about GiB): put the datasheet's words in "
              "mem_capacity_label (e.g. \"80 GB\") and the size the driver reports in mem_capacity_MiB "
@@ -177,10 +171,7 @@ def load_accelerator(path):
              f"got {raw['mem_capacity_label']!r}")
 
     def number(field, value):
-        problem = figure_problem(value)
-        if problem:
-            fail(field, problem)
-        return float(value)
+        return float(entry.figure(field, value))
 
     def table(field):
         value = raw.get(field, {})
@@ -234,7 +225,7 @@ def load_accelerator(path):
         fail("aliases", "must be a list of strings")
 
     return Accelerator(
-        name=chip,
+        name=raw["name"],
         vendor=raw["vendor"],
         aliases=tuple(aliases),
         peak_flops_by_dtype=peaks,

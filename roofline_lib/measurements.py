@@ -27,7 +27,7 @@ import pathlib
 
 import numpy as np
 
-from .catalog import read_toml
+from .catalog import Entry, read_toml
 from .dtypes import canonical_dtype
 from .hardware import DATA_DIR, get_accelerator, list_accelerators
 from .llm import decode_step, prefill
@@ -132,20 +132,12 @@ def load_measurements(path):
 
 
 def _record(path, source, r):
-    where = f"{path.name} (record {r.get('id', '?')!r})"
-
-    def fail(field, problem):
-        raise ValueError(f"{where}: field {field!r} {problem}")
-
-    for field in _REQUIRED:
-        if field not in r:
-            fail(field, "is missing")
+    entry = Entry(r, f"{path.name} (record {r.get('id', '?')!r})")
+    fail = entry.fail
+    entry.require(_REQUIRED)
 
     def whole(field):
-        value = r[field]
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            fail(field, f"must be a whole number > 0, got {value!r}")
-        return value
+        return entry.figure(field, r[field], integer=True)
 
     def choice(field, allowed):
         if r[field] not in allowed:
@@ -158,9 +150,7 @@ def _record(path, source, r):
         except ValueError as exc:
             fail(field, f"is not known: {exc}")
 
-    value = r["value"]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        fail("value", f"must be a number > 0, got {value!r}")
+    value = entry.figure("value", r["value"])
     unit = _unit(str(r["unit"]))
     if unit is None:
         fail("unit", f"{r['unit']!r} is not understood; accepted: {ACCEPTED_UNITS}")

@@ -17,10 +17,10 @@ import pathlib
 
 import numpy as np
 
-from .catalog import Catalog, read_toml
+from .catalog import Catalog, Entry, read_toml
 from .dtypes import bytes_per_element
 from .hardware import DATA_DIR
-from .validation import figure, figure_problem, positive
+from .validation import figure, positive
 
 MODEL_DIR = DATA_DIR / "models"
 
@@ -186,19 +186,13 @@ def load_model(path):
     """Read one model TOML file; raise ValueError naming the file, model and field."""
     path = pathlib.Path(path)
     raw = read_toml(path)
-    where = f"{path.name} (model {raw.get('name', '?')!r})"
-
-    def fail(field, problem):
-        raise ValueError(f"{where}: field {field!r} {problem}")
+    entry = Entry(raw, f"{path.name} (model {raw.get('name', '?')!r})")
+    fail = entry.fail
 
     def whole(table, field, label):
         if field not in table:
             fail(label, "is missing")
-        value = table[field]
-        problem = figure_problem(value, integer=True, zero_ok=label in _MAY_BE_ZERO)
-        if problem:
-            fail(label, problem)
-        return value
+        return entry.figure(label, table[field], integer=True, zero_ok=label in _MAY_BE_ZERO)
 
     if not isinstance(raw.get("name"), str) or not raw["name"].strip():
         fail("name", "is missing")

@@ -92,7 +92,7 @@ quote = "| Llama-2-7B | 50.0 |"
     (GOOD.replace('model = "llama-2-7b"', 'model = "llama-9"'), "'model' is not known"),
     (GOOD.replace('unit = "tok/s"', 'unit = "furlongs"'), "'unit' 'furlongs' is not understood"),
     (GOOD.replace('measures = "decode_step"', 'measures = "vibes"'), "'measures' must be one of"),
-    (GOOD.replace("value = 50.0", "value = -1"), "'value' must be a number > 0"),
+    (GOOD.replace("value = 50.0", "value = -1"), "'value' must be finite and > 0, got -1"),
     (GOOD.replace('per = "sequence"', 'per = "sequence"').replace('unit = "tok/s"', 'unit = "tok/s/GPU"'),
      "'per' must be \"chip\" for a unit per GPU"),
     (GOOD.replace('quote = "| Llama-2-7B | 50.0 |"', 'quote = " "'), "'quote' is empty"),
