@@ -136,3 +136,32 @@ def test_every_chapter_master_passes_and_its_student_version_is_unanswered(maste
     assert blank.total == 0
     for qid in assignment.question_ids:
         assert "not answered yet" in blank.messages[qid], blank.messages[qid]
+
+
+# ---------------------------------------------------------------- instructions that name the markers
+
+
+@pytest.mark.parametrize("master_text, student_text", [
+    ("Replace the lines between `# BEGIN SOLUTION` and `# END SOLUTION` by your own work (start from\n"
+     "`answer = ...`) and run the cell.",
+     "Replace the `...` in each line that ends in `# your answer here` by your own work and run the cell."),
+    ("Replace the solution lines with your own work, then run the cell.",
+     "Replace the `...` in each line that ends in `# your answer here` with your own work, then run the cell."),
+    ("Work on the lines between `# BEGIN SOLUTION`\nand `# END SOLUTION`.",
+     "Work on the `...` in each line that ends in `# your answer here`."),
+])
+def test_instructions_naming_the_markers_are_rewritten_for_the_student(master_text, student_text):
+    assert student.student_markdown(master_text) == student_text
+
+
+def test_an_instruction_the_generator_cannot_rewrite_is_refused():
+    with pytest.raises(student.SolutionMarkupError, match="cell 3: line 2 tells the learner about 'END SOLUTION'"):
+        student.student_markdown("Exercises.\nDelete everything above # END SOLUTION.", "cell 3")
+
+
+@pytest.mark.parametrize("master", CHAPTERS, ids=[m.stem for m in CHAPTERS])
+def test_no_student_version_mentions_what_only_the_master_has(master):
+    """EVERY CHAPTER: the committed student file never tells the learner about markers or model answers."""
+    text = (ROOT / "notebooks" / "student" / master.name).read_text(encoding="utf-8")
+    for phrase in ("BEGIN SOLUTION", "END SOLUTION", "solution marker", "solution line", "model answer"):
+        assert phrase.lower() not in text.lower(), f"{master.name} mentions {phrase!r}"
