@@ -8,12 +8,14 @@ run without an error and leave every check "not answered".
 """
 
 import asyncio
+import re
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from roofline_lib import exercises
 from roofline_lib.teach import grade, student
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,3 +167,59 @@ def test_no_student_version_mentions_what_only_the_master_has(master):
     text = (ROOT / "notebooks" / "student" / master.name).read_text(encoding="utf-8")
     for phrase in ("BEGIN SOLUTION", "END SOLUTION", "solution marker", "solution line", "model answer"):
         assert phrase.lower() not in text.lower(), f"{master.name} mentions {phrase!r}"
+
+
+# ---------------------------------------------------------------- README: the learner's path
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+_SERVE = """
+import json, sys
+from jupyter_server.serverapp import ServerApp
+app = ServerApp()
+app.initialize(sys.argv[1:] + ["--no-browser"], find_extensions=False, new_httpserver=False)
+print(json.dumps([app.root_dir, app._resolve_file_to_run_and_root_dir()]))
+"""
+
+
+def _served(args):
+    """(root folder, path of the file it opens) of a `jupyter lab` command line run from the repository root."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _SERVE, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_readme_start_command_serves_the_repository_root_and_opens_chapter_00():
+    import shlex
+
+    block = re.search(r"<!-- open-command -->\n```\n(.*?)\n```\n<!-- /open-command -->", README, re.S).group(1)
+    launch = shlex.split(block.split("&&")[-1])
+    assert launch[:2] == [".venv/bin/jupyter", "lab"], launch
+    root, opens = _served(launch[2:])
+    assert Path(root).resolve() == ROOT and opens == "notebooks/00_start_here.ipynb"
+    assert (ROOT / "data").is_dir() and (ROOT / "docs").is_dir()  # reachable from the file browser
+    # without the root option, JupyterLab would serve notebooks/ only (the issue this guards against)
+    assert Path(_served([a for a in launch[2:] if "root_dir" not in a])[0]).resolve() == ROOT / "notebooks"
+
+
+def test_readme_says_how_to_practise_without_the_solutions():
+    section = README.split("## Practise without the solutions", 1)[1].split("\n## ", 1)[0]
+    for needed in ("notebooks/student/", "rl.exercises.check(", "rl.exercises.hint(", "# your answer here"):
+        assert needed in section, needed
+    for qid in re.findall(r"""exercises\.(?:check|hint)\("([^"]+)\"""", section):
+        exercises.get_question(qid)  # the example asks a question that exists
+
+
+def test_readme_layout_names_every_module_of_the_library():
+    layout = README.split("## Layout", 1)[1]
+    lib = ROOT / "roofline_lib"
+    names = {p.stem for p in lib.glob("*.py") if p.stem != "__init__"}
+    names |= {f"{p.name}/" for p in lib.iterdir() if (p / "__init__.py").is_file()}
+    for sub in ("teach", "widgets"):
+        names |= {p.stem for p in (lib / sub).glob("*.py") if p.stem != "__init__"}
+    missing = sorted(n for n in names if not re.search(rf"(?<![\w/]){re.escape(n)}(?![\w])", layout))
+    assert missing == [], f"README's layout does not mention {missing}"
