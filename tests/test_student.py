@@ -223,3 +223,71 @@ def test_readme_layout_names_every_module_of_the_library():
         names |= {p.stem for p in (lib / sub).glob("*.py") if p.stem != "__init__"}
     missing = sorted(n for n in names if not re.search(rf"(?<![\w/]){re.escape(n)}(?![\w])", layout))
     assert missing == [], f"README's layout does not mention {missing}"
+
+
+# ---------------------------------------------------------------- docs/teaching.md: the teacher's path
+
+TEACHING = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+
+
+def _teaching_commands():
+    """Each command line in docs/teaching.md's plain code blocks (the container recipe aside)."""
+    blocks, block, fence = [], None, None
+    for line in TEACHING.splitlines():
+        stripped = line.strip()
+        if block is None and stripped.startswith("```"):
+            block, fence = [], stripped[3:]
+        elif block is not None and stripped == "```":
+            if fence == "":  # a plain block holds commands; ```python ones hold code
+                blocks.append(block)
+            block = None
+        elif block is not None:
+            block.append(stripped)
+    commands = []
+    for lines in blocks:
+        lines = [line.split("  #")[0].strip() for line in lines]
+        lines = [line for line in lines if line and not line.startswith("#")]
+        if lines and lines[0].startswith("docker "):
+            continue  # runs inside an image the teacher builds
+        commands += [line for line in lines if not line.startswith("[")]  # "[12/30] ..." is sample output
+    return commands
+
+
+def test_teaching_guide_commands_need_no_activated_environment():
+    commands = _teaching_commands()
+    assert len(commands) >= 7, commands
+    for command in commands:
+        assert command.startswith((".venv/bin/python -m ", ".venv/bin/jupyter ")), command
+        for path in re.findall(r"\bnotebooks/\S+\.ipynb", command):
+            assert (ROOT / path).is_file(), f"{command}: no {path}"
+
+
+def test_teaching_guide_grading_commands_work_as_written(tmp_path):
+    """The guide's grade lines, run as written (the submissions folder and CSV moved to a scratch folder):
+    a chapter's master scores full marks, its student version 0, and a chapter nobody answered exits 1."""
+    import shlex
+    import subprocess
+    import sys
+
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    shutil.copy(ROOT / "notebooks" / "02_roofline_model.ipynb", subs / "alice.ipynb")
+    shutil.copy(ROOT / "notebooks" / "student" / "02_roofline_model.ipynb", subs / "bob.ipynb")
+    grading = [c for c in _teaching_commands() if " -m roofline_lib.grade " in c]
+    assert len(grading) >= 3, grading
+    for command in grading:
+        args = [str(subs) if a == "submissions/" else str(tmp_path / a) if a == "grades.csv" else a
+                for a in shlex.split(command)]
+        done = subprocess.run([sys.executable, *args[1:]], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        chapter = args[args.index("--chapter") + 1] if "--chapter" in args else "02"
+        if chapter == "02":
+            assert done.returncode == 0, done.stdout + done.stderr
+            rows = (tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines()
+            assert rows[1].startswith("alice,1,1,1,1,1,1,6,6,") and rows[2].startswith("bob,0,0,0,0,0,0,0,6,"), rows
+        else:  # the guide's --allow-empty example; without the flag the same run warns and fails
+            assert "--allow-empty" in args and done.returncode == 0, done.stderr
+            args.remove("--allow-empty")
+            done = subprocess.run([sys.executable, *args[1:]], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=600)
+            assert done.returncode == 1 and f"warning: no submission holds any question of chapter {chapter}" \
+                in done.stdout + done.stderr
