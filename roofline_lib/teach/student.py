@@ -57,7 +57,8 @@ STUDENT_WORDING = [
      "the solutions are taken out: where one was, the cell has a line such as `answer = ...  # your answer "
      "here`. Replace the `...` by your own work and run the cell."),
     (r"Each cell's model answer sits between `# BEGIN SOLUTION` and `# END SOLUTION`; work it out yourself first\.",
-     f"In each cell, replace the `...` in {_LINES} by your answer and run the cell."),
+     "In each exercise cell, replace the `...` on the line that ends in `# your answer here` by your answer and "
+     "run the cell."),
     (r"Replace the solution lines with your own work", f"Replace the `...` in {_LINES} with your own work"),
     # the same instruction worded slightly differently
     (r"(?:the )?lines between `# BEGIN SOLUTION` and `# END SOLUTION`", f"the `...` in {_LINES}"),
