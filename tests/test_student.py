@@ -8,12 +8,14 @@ run without an error and leave every check "not answered".
 """
 
 import asyncio
+import re
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from roofline_lib import exercises
 from roofline_lib.teach import grade, student
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,3 +138,156 @@ def test_every_chapter_master_passes_and_its_student_version_is_unanswered(maste
     assert blank.total == 0
     for qid in assignment.question_ids:
         assert "not answered yet" in blank.messages[qid], blank.messages[qid]
+
+
+# ---------------------------------------------------------------- instructions that name the markers
+
+
+@pytest.mark.parametrize("master_text, student_text", [
+    ("Replace the lines between `# BEGIN SOLUTION` and `# END SOLUTION` by your own work (start from\n"
+     "`answer = ...`) and run the cell.",
+     "Replace the `...` in each line that ends in `# your answer here` by your own work and run the cell."),
+    ("Replace the solution lines with your own work, then run the cell.",
+     "Replace the `...` in each line that ends in `# your answer here` with your own work, then run the cell."),
+    ("Work on the lines between `# BEGIN SOLUTION`\nand `# END SOLUTION`.",
+     "Work on the `...` in each line that ends in `# your answer here`."),
+])
+def test_instructions_naming_the_markers_are_rewritten_for_the_student(master_text, student_text):
+    assert student.student_markdown(master_text) == student_text
+
+
+def test_an_instruction_the_generator_cannot_rewrite_is_refused():
+    with pytest.raises(student.SolutionMarkupError, match="cell 3: line 2 tells the learner about 'END SOLUTION'"):
+        student.student_markdown("Exercises.\nDelete everything above # END SOLUTION.", "cell 3")
+
+
+@pytest.mark.parametrize("master", CHAPTERS, ids=[m.stem for m in CHAPTERS])
+def test_no_student_version_mentions_what_only_the_master_has(master):
+    """EVERY CHAPTER: the committed student file never tells the learner about markers or model answers."""
+    text = (ROOT / "notebooks" / "student" / master.name).read_text(encoding="utf-8")
+    for phrase in ("BEGIN SOLUTION", "END SOLUTION", "solution marker", "solution line", "model answer"):
+        assert phrase.lower() not in text.lower(), f"{master.name} mentions {phrase!r}"
+
+
+# ---------------------------------------------------------------- README: the learner's path
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+_SERVE = """
+import json, sys
+from jupyter_server.serverapp import ServerApp
+app = ServerApp()
+app.initialize(sys.argv[1:] + ["--no-browser"], find_extensions=False, new_httpserver=False)
+print(json.dumps([app.root_dir, app._resolve_file_to_run_and_root_dir()]))
+"""
+
+
+def _served(args):
+    """(root folder, path of the file it opens) of a `jupyter lab` command line run from the repository root."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _SERVE, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_readme_start_command_serves_the_repository_root_and_opens_chapter_00():
+    import shlex
+
+    block = re.search(r"<!-- open-command -->\n```\n(.*?)\n```\n<!-- /open-command -->", README, re.S).group(1)
+    launch = shlex.split(block.split("&&")[-1])
+    assert launch[:2] == [".venv/bin/jupyter", "lab"], launch
+    root, opens = _served(launch[2:])
+    assert Path(root).resolve() == ROOT and opens == "notebooks/00_start_here.ipynb"
+    assert (ROOT / "data").is_dir() and (ROOT / "docs").is_dir()  # reachable from the file browser
+    # without the root option, JupyterLab would serve notebooks/ only (the issue this guards against)
+    assert Path(_served([a for a in launch[2:] if "root_dir" not in a])[0]).resolve() == ROOT / "notebooks"
+
+
+def test_readme_says_how_to_practise_without_the_solutions():
+    section = README.split("## Practise without the solutions", 1)[1].split("\n## ", 1)[0]
+    for needed in ("notebooks/student/", "rl.exercises.check(", "rl.exercises.hint(", "# your answer here"):
+        assert needed in section, needed
+    for qid in re.findall(r"""exercises\.(?:check|hint)\("([^"]+)\"""", section):
+        exercises.get_question(qid)  # the example asks a question that exists
+
+
+def test_readme_layout_names_every_module_of_the_library():
+    layout = README.split("## Layout", 1)[1]
+    lib = ROOT / "roofline_lib"
+    names = {p.stem for p in lib.glob("*.py") if p.stem != "__init__"}
+    names |= {f"{p.name}/" for p in lib.iterdir() if (p / "__init__.py").is_file()}
+    for sub in ("teach", "widgets"):
+        names |= {p.stem for p in (lib / sub).glob("*.py") if p.stem != "__init__"}
+    missing = sorted(n for n in names if not re.search(rf"(?<![\w/]){re.escape(n)}(?![\w])", layout))
+    assert missing == [], f"README's layout does not mention {missing}"
+
+
+# ---------------------------------------------------------------- docs/teaching.md: the teacher's path
+
+TEACHING = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+
+
+def _teaching_commands():
+    """Each command line in docs/teaching.md's plain code blocks (the container recipe aside)."""
+    blocks, block, fence = [], None, None
+    for line in TEACHING.splitlines():
+        stripped = line.strip()
+        if block is None and stripped.startswith("```"):
+            block, fence = [], stripped[3:]
+        elif block is not None and stripped == "```":
+            if fence == "":  # a plain block holds commands; ```python ones hold code
+                blocks.append(block)
+            block = None
+        elif block is not None:
+            block.append(stripped)
+    commands = []
+    for lines in blocks:
+        lines = [line.split("  #")[0].strip() for line in lines]
+        lines = [line for line in lines if line and not line.startswith("#")]
+        if lines and lines[0].startswith("docker "):
+            continue  # runs inside an image the teacher builds
+        commands += [line for line in lines if not line.startswith("[")]  # "[12/30] ..." is sample output
+    return commands
+
+
+def test_teaching_guide_commands_need_no_activated_environment():
+    commands = _teaching_commands()
+    assert len(commands) >= 7, commands
+    for command in commands:
+        assert command.startswith((".venv/bin/python -m ", ".venv/bin/jupyter ")), command
+        for path in re.findall(r"\bnotebooks/\S+\.ipynb", command):
+            assert (ROOT / path).is_file(), f"{command}: no {path}"
+
+
+def test_teaching_guide_grading_commands_work_as_written(tmp_path):
+    """The guide's grade lines, run as written (the submissions folder and CSV moved to a scratch folder):
+    a chapter's master scores full marks, its student version 0, and a chapter nobody answered exits 1."""
+    import shlex
+    import subprocess
+    import sys
+
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    shutil.copy(ROOT / "notebooks" / "02_roofline_model.ipynb", subs / "alice.ipynb")
+    shutil.copy(ROOT / "notebooks" / "student" / "02_roofline_model.ipynb", subs / "bob.ipynb")
+    grading = [c for c in _teaching_commands() if " -m roofline_lib.grade " in c]
+    assert len(grading) >= 3, grading
+    for command in grading:
+        args = [str(subs) if a == "submissions/" else str(tmp_path / a) if a == "grades.csv" else a
+                for a in shlex.split(command)]
+        done = subprocess.run([sys.executable, *args[1:]], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        chapter = args[args.index("--chapter") + 1] if "--chapter" in args else "02"
+        if chapter == "02":
+            assert done.returncode == 0, done.stdout + done.stderr
+            rows = (tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines()
+            assert rows[1].startswith("alice,1,1,1,1,1,1,6,6,") and rows[2].startswith("bob,0,0,0,0,0,0,0,6,"), rows
+        else:  # the guide's --allow-empty example; without the flag the same run warns and fails
+            assert "--allow-empty" in args and done.returncode == 0, done.stderr
+            args.remove("--allow-empty")
+            done = subprocess.run([sys.executable, *args[1:]], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=600)
+            assert done.returncode == 1 and f"warning: no submission holds any question of chapter {chapter}" \
+                in done.stdout + done.stderr

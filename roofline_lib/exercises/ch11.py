@@ -18,6 +18,12 @@ def _slo_chip():
     return min(cost, key=cost.get)
 
 
+def _price_slip():
+    # the colleague divided a price per HOUR by tokens per SECOND
+    r = serving.request("llama-2-13b", "H100 SXM", batch=8, prompt_len=512, output_len=128)
+    return r.cost_per_million_tokens(2.50)
+
+
 def _spec_pays():
     s = serving.speculative("llama-2-7b", "A100", batch=1024, context=128, k=4, acceptance=0.6)
     return "pays" if s.speedup > 1 else "does not pay"
@@ -34,12 +40,25 @@ QUESTIONS = [
              "1500 positions, equally often; pages of 16 tokens. How many sequences' KV caches fit beside the "
              "weights?", lambda: serving.kv_fit("llama-2-7b", "H100 SXM", [300, 900, 1500], 4096).paged_batch,
              rtol=0, unit="sequences", hint="mean positions per sequence in whole pages, times bytes per position"),
-    Question("11.spec_pays", "Llama-2-7B bf16 on an A100 80GB, batch 1024 at context 128: speculative decoding with "
-             "k = 4 and acceptance 0.6 (a draft that costs nothing). Does it 'pays' or 'does not pay'?", _spec_pays,
-             kind="choice", choices=("pays", "does not pay"),
-             hint="is the verify step of 5 positions per sequence still memory-bound at this batch?"),
-    Question("11.slo_chip", "Llama-2-13B bf16, 1024 prompt and 256 output tokens, TPOT at most 50 ms under "
+    Question("11.spec_pays", "Predict: Llama-2-7B bf16 on an A100 80GB, batch 1024 at context 128: speculative "
+             "decoding with k = 4 and acceptance 0.6 (a draft that costs nothing). Does it 'pays' or 'does not pay'?",
+             _spec_pays, kind="choice", choices=("pays", "does not pay"),
+             hint="is the verify step of 5 positions per sequence still memory-bound at this batch?",
+             feedback={"pays": "at batch 1024 a plain decode step is already near the A100's ridge, so verifying 5 "
+                               "positions per sequence is compute-bound and costs about 5 plain steps, for about 2.3 "
+                               "tokens per sequence: it pays only while the verify step stays memory-bound."}),
+    Question("11.slo_chip", "Design: Llama-2-13B bf16, 1024 prompt and 256 output tokens, TPOT at most 50 ms under "
              "continuous batching: which chip serves a million output tokens cheapest at $1.80 (A100 80GB SXM4), "
              "$2.50 (H100 SXM5) and $3.50 (H200 SXM) per hour: 'a100', 'h100' or 'h200'?", _slo_chip, kind="choice",
-             choices=tuple(PRICES), hint="the largest batch that meets the SLO on each chip, then price / throughput"),
+             choices=tuple(PRICES), hint="the largest batch that meets the SLO on each chip, then price / throughput",
+             feedback={"a100": "the A100's smaller memory and bandwidth hold a much smaller batch within 50 ms: its "
+                               "lower price does not make up for the fewer tokens per hour.",
+                       "h100": "the H100 has the H200's compute but less memory and bandwidth: the H200 holds a larger "
+                               "batch within the SLO, enough to outweigh its higher price per hour."}),
+    Question("11.price_slip", "Find the mistake: 'Llama-2-13B bf16 on one H100 SXM5, batch 8, 512-token prompts and "
+             "128 output tokens, makes 827 output tokens/s (its bound), so at 2.50 per chip-hour a million output "
+             "tokens cost 2.50 x 1e6 / 827 = 3,022.' What do a million output tokens really cost, in the same "
+             "currency?", _price_slip, unit="per million tokens",
+             hints=("in what unit of time is the price, and in what unit is the throughput?",
+                    "tokens per hour = 3600 x tokens per second; cost = price per hour x 1e6 / tokens per hour")),
 ]

@@ -15,6 +15,13 @@ In the student version the block becomes ``answer = ...  # your answer here``
 (one such line per variable the block assigns), so running the cell makes the
 check say "not answered yet" instead of raising. Everything else is kept, with
 outputs and execution counts cleared.
+
+The student file has no markers and no model answers, so instructions in the
+master's markdown that speak of them ("replace the lines between `# BEGIN
+SOLUTION` and `# END SOLUTION`", "the solution lines", "the model answer")
+are rewritten into what the student sees (``STUDENT_WORDING``). A sentence
+that still names them after that is refused, so a new wording cannot slip
+into the student versions unnoticed: add its rewrite to ``STUDENT_WORDING``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,37 @@ NOTE_ID = "student-version-note"
 NOTE = ("**Exercise version.** The solutions are taken out. In each exercise cell, replace `...` with your "
         "answer and run the cell: the check under it says whether the answer is right, and if not, what "
         "the slip probably was.")
+
+
+# Instructions in the masters' markdown that name what only the master has, and what the student version
+# says instead. Matched with any whitespace (line breaks included) between words; first match wins per place.
+_LINES = "each line that ends in `# your answer here`"
+STUDENT_WORDING = [
+    # "Replace the lines between `# BEGIN SOLUTION` and `# END SOLUTION` by your own work (start from `answer = ...`)"
+    (r"Replace the lines between `# BEGIN SOLUTION` and `# END SOLUTION` by your own work "
+     r"\(start from `answer = \.\.\.`\)",
+     f"Replace the `...` in {_LINES} by your own work"),
+    (r"the lines between `# BEGIN SOLUTION` and `# END SOLUTION` are a model answer\. "
+     r"Try each question yourself first: replace them by `answer = \.\.\.`, then work it out\.",
+     "the solutions are taken out: where one was, the cell has a line such as `answer = ...  # your answer "
+     "here`. Replace the `...` by your own work and run the cell."),
+    (r"Each cell's model answer sits between `# BEGIN SOLUTION` and `# END SOLUTION`; work it out yourself first\.",
+     "In each exercise cell, replace the `...` on the line that ends in `# your answer here` by your answer and "
+     "run the cell."),
+    (r"Replace the solution lines with your own work", f"Replace the `...` in {_LINES} with your own work"),
+    # the same instruction worded slightly differently
+    (r"(?:the )?lines between `# BEGIN SOLUTION` and `# END SOLUTION`", f"the `...` in {_LINES}"),
+]
+# what the student version must not mention once rewritten
+MASTER_ONLY = re.compile(r"BEGIN SOLUTION|END SOLUTION|solution (?:line|marker|block)s?\b|model answer", re.I)
+
+
+def _flexible(pattern):
+    """``pattern`` with each literal space matching any run of whitespace (a markdown line break)."""
+    return re.compile(re.sub(r"(?<!\\) ", r"\\s+", pattern))
+
+
+_WORDING = [(_flexible(pattern), text) for pattern, text in STUDENT_WORDING]
 
 
 class SolutionMarkupError(ValueError):
@@ -109,6 +147,19 @@ def strip_solutions(source, where="cell"):
     return "\n".join(lines)
 
 
+def student_markdown(source, where="cell"):
+    """Markdown ``source`` with instructions that name the solution markers rewritten for the student version."""
+    for pattern, text in _WORDING:
+        source = pattern.sub(lambda _m, text=text: text, source)
+    left = MASTER_ONLY.search(source)
+    if left:
+        line = source[:left.start()].count("\n") + 1
+        raise SolutionMarkupError(f"{where}: line {line} tells the learner about {left.group(0)!r}, which the "
+                                  "student version does not have; reword it or add its rewrite to "
+                                  "roofline_lib.teach.student.STUDENT_WORDING")
+    return source
+
+
 def student_version(master, name="notebook"):
     """A new notebook: ``master`` without solutions, outputs or execution counts."""
     nb = nbformat.from_dict(master)
@@ -122,6 +173,8 @@ def student_version(master, name="notebook"):
             cell.source = strip_solutions(cell.source, f"{name}, cell {index + 1}")
             cell.outputs = []
             cell.execution_count = None
+        elif cell.cell_type == "markdown":
+            cell.source = student_markdown(cell.source, f"{name}, cell {index + 1}")
         cells.append(cell)
     nb.cells = cells
     return nb
