@@ -21,6 +21,7 @@ HAND = {
     "11.paged_batch": math.floor(FREE / (MEAN_PAGED * PER_POSITION)),   # 151
     "11.spec_pays": "does not pay",                  # test_ch11_by_hand
     "11.slo_chip": "h200",
+    "11.price_slip": 2.50 * 1e6 / (827 * 3600),     # price per hour over tokens per HOUR: 0.8397 per million
 }
 
 
@@ -47,3 +48,14 @@ def test_serving_questions_by_hand():
              for chip, p in {"A100": 1.80, "H100": 2.50, "H200": 3.50}.items()}
     assert min(costs, key=costs.get) == "H200"
     assert check("11.slo_chip", "H200") and not check("11.slo_chip", "a100")
+
+
+def test_chapter_11_find_the_mistake_by_hand():
+    """11.price_slip: the prompt's 827 tokens/s is the library's bound; the fix is a factor of 3600 s per hour."""
+    exercises = rl.exercises
+    r = serving.request("llama-2-13b", "H100 SXM", batch=8, prompt_len=512, output_len=128)
+    assert round(float(r.throughput_per_chip)) == 827
+    by_hand = 2.50 * 1e6 / (827 * 3600)                       # 0.8397 per million output tokens
+    assert abs(by_hand - 0.8397) < 5e-5
+    assert exercises.check("11.price_slip", by_hand)
+    assert not exercises.check("11.price_slip", 2.50 * 1e6 / 827)  # the colleague's 3,022

@@ -19,9 +19,9 @@ def _slo_chip():
 
 
 def _price_slip():
-    # the colleague divided a price per HOUR by tokens per SECOND
-    r = serving.request("llama-2-13b", "H100 SXM", batch=8, prompt_len=512, output_len=128)
-    return r.cost_per_million_tokens(2.50)
+    # the colleague divided a price per HOUR by tokens per SECOND; the answer keeps the prompt's 827 tokens/s
+    # (the bound, rounded: tests check it), so the mistake is the only thing to find
+    return 2.50 * 1e6 / (827 * 3600)
 
 
 def _spec_pays():
