@@ -13,20 +13,84 @@ from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 from matplotlib.transforms import offset_copy
+from traitlets import TraitError, validate
 
 from ..units import eng  # noqa: F401  (readouts in engineering notation; rl.widgets.eng is the same function)
 
 
 def log_slider(description, low, high, value, *, base=10, step=None, readout_format=".3g", **kwargs):
-    """A FloatLogSlider from ``low`` to ``high`` (values, not exponents)."""
+    """A FloatLogSlider from about ``low`` to ``high`` (values, not exponents) whose steps pass through ``value``.
+
+    The slider moves in steps of ``step`` in the exponent; its range is trimmed to whole steps from
+    ``value``, so the default is one of the values the slider can reach (a key press away from it and
+    back returns exactly to it). For whole quantities (batch, lengths, counts) use ``int_log_slider``.
+    """
     if not (0 < low <= value <= high):
         raise ValueError(f"log_slider {description!r} needs 0 < low <= value <= high, got {low}, {value}, {high}")
-    lo, hi = math.log(low, base), math.log(high, base)
+    lo, hi, at = math.log(low, base), math.log(high, base), math.log(value, base)
+    step = step or (hi - lo) / 200
+    lo = at - math.floor((at - lo) / step + 1e-9) * step  # whole steps below the value, within [low, ...
+    hi = at + math.floor((hi - at) / step + 1e-9) * step  # ... and above it, within ..., high]
     return ipywidgets.FloatLogSlider(
-        value=value, base=base, min=lo, max=hi, step=step or (hi - lo) / 200,
+        value=value, base=base, min=lo, max=hi, step=step,
         description=description, readout_format=readout_format, continuous_update=True,
         style={"description_width": "initial"}, layout=ipywidgets.Layout(width="420px"), **kwargs,
     )
+
+
+def log_steps(low, high, per_octave=4):
+    """Whole numbers from ``low`` to ``high``, about ``per_octave`` per doubling: 1, 2, 3, 4, 5, 6, 7, 8, 10, 11,
+    13, 16, 19, 23, 27, 32, ... (2 ** (k / per_octave), rounded, repeats dropped). Powers of two are always in."""
+    low, high = int(low), int(high)
+    if not (1 <= low <= high) or per_octave < 1:
+        raise ValueError(f"log_steps needs 1 <= low <= high and per_octave >= 1, got {low}, {high}, {per_octave}")
+    top = math.ceil(math.log2(high) * per_octave)
+    values = {int(round(2 ** (k / per_octave))) for k in range(top + 1)} | {low, high}
+    return sorted(v for v in values if low <= v <= high)
+
+
+class IntLogSlider(ipywidgets.SelectionSlider):
+    """A slider over whole numbers spaced on a log scale (``log_steps``): its value is always an int.
+
+    Setting a number that is not one of the steps (from code: ``control.value = 100``) moves the slider to
+    the nearest step on the log scale, as dragging would."""
+
+    @validate("value")
+    def _validate_value(self, proposal):
+        value = proposal.value
+        if value is not None and value not in self._options_values:
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                raise TraitError(
+                    f"{self.description}: needs a whole number, got {value!r}") from None
+            if not (math.isfinite(x) and x > 0):
+                raise TraitError(
+                    f"{self.description}: needs a number > 0, got {value!r}")
+            value = min(self._options_values, key=lambda v: abs(math.log(v) - math.log(x)))
+        return super()._validate_value(type(proposal)(proposal, value=value))
+
+
+def int_log_slider(description, low, high, value, *, per_octave=4, **kwargs):
+    """An ``IntLogSlider`` over ``log_steps(low, high, per_octave)``; ``value`` (a whole number) is one of them."""
+    if not (isinstance(value, int) or float(value).is_integer()) or not (low <= value <= high):
+        raise ValueError(f"int_log_slider {description!r} needs a whole value in [{low}, {high}], got {value!r}")
+    options = sorted(set(log_steps(low, high, per_octave)) | {int(value)})
+    return IntLogSlider(options=options, value=int(value), description=description, continuous_update=True,
+                        style={"description_width": "initial"}, layout=ipywidgets.Layout(width="420px"), **kwargs)
+
+
+def reachable(control):
+    """The values a slider can take, in order (for tests: a default must be one of them)."""
+    if isinstance(control, ipywidgets.SelectionSlider):
+        return list(control._options_values)
+    if isinstance(control, ipywidgets.FloatLogSlider):
+        n = int(round((control.max - control.min) / control.step))
+        return [control.base ** (control.min + k * control.step) for k in range(n + 1)]
+    if isinstance(control, (ipywidgets.IntSlider, ipywidgets.FloatSlider)):
+        n = int(round((control.max - control.min) / control.step))
+        return [control.min + k * control.step for k in range(n + 1)]
+    raise TypeError(f"not a slider: {type(control).__name__}")
 
 
 def freeze_layout(fig):
@@ -167,6 +231,7 @@ class Explorer:
         self.readout = ipywidgets.HTML()
         self.last = self.update(**self.values())
         freeze_layout(self.fig)
+        self.laid_out()
         invalidate_background(self.fig)
 
     # -- for subclasses
@@ -175,6 +240,9 @@ class Explorer:
 
     def update(self, **values):
         raise NotImplementedError
+
+    def laid_out(self):
+        """Called once the layout is frozen: a subclass places labels that must keep clear of its lines here."""
 
     # -- shared wiring
     def values(self):
@@ -254,9 +322,15 @@ class Explorer:
         return self.fig
 
     def static_image(self, dpi=80):
-        """A PNG of the figure at the controls' current values (see ``snapshot``)."""
+        """A PNG of the figure at the controls' current values (see ``snapshot``), at most
+        ``MAX_LIVE_WIDTH_PX`` pixels wide (a wider figure is drawn at fewer dots per inch)."""
         self.update(**self.values())
-        return snapshot(self.fig, dpi=dpi, close=False)
+        return snapshot(self.fig, dpi=static_dpi(self.fig, dpi), close=False)
+
+
+def static_dpi(fig, dpi):
+    """``dpi``, or less where the figure would be wider than ``MAX_LIVE_WIDTH_PX`` pixels at ``dpi``."""
+    return min(dpi, MAX_LIVE_WIDTH_PX / fig.get_figwidth())
 
 
 def snapshot(fig, dpi=80, close=True):

@@ -63,6 +63,9 @@ class MatmulExplorer(Explorer):
                                        fontsize=8, color="0.4", xytext=(3, 0), textcoords="offset points", zorder=4)
         moving(self.fig, self.limit_line, self.limit_label)
 
+    def laid_out(self):
+        self.roof.place_labels()
+
     def critical_M(self, label, hw, N, K):
         """M at which this matmul reaches ``hw``'s ridge, or None if no M does."""
         if label not in self._critical:
