@@ -49,6 +49,16 @@ def log_steps(low, high, per_octave=4):
     return sorted(v for v in values if low <= v <= high)
 
 
+def plain(x, figures=4):
+    """A ratio (FLOP/byte, a rate per request) to about ``figures`` significant figures, never in exponent
+    notation: plain(7.0831) -> '7.083', plain(101.12) -> '101.1', plain(104857.6) -> '104,858'."""
+    x = float(x)
+    if not math.isfinite(x) or x == 0:
+        return f"{x:g}"
+    decimals = max(0, figures - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{decimals}f}"
+
+
 class IntLogSlider(ipywidgets.SelectionSlider):
     """A slider over whole numbers spaced on a log scale (``log_steps``): its value is always an int.
 

@@ -29,8 +29,11 @@ bound_of = bound_at  # the older name
 class RoofAxes:
     """The roofs of a few chips on one log-log axes, built once; ``set_chips`` and ``set_points`` move them."""
 
-    def __init__(self, ax, n_slots, intensity_range=INTENSITY_RANGE, points=200):
+    def __init__(self, ax, n_slots, intensity_range=INTENSITY_RANGE, points=200,
+                 ridge_label="{short} ridge {ridge:.0f}"):
         self.ax = ax
+        # {name}: the chip's name; {short}: its first word ("A100"), or the name where two chips share it; {ridge}
+        self.ridge_label = ridge_label
         self.x = np.geomspace(*intensity_range, points)
         format_axes(ax)
         # The unit once in the label, not on every tick: text is most of the cost of a redraw.
@@ -61,6 +64,7 @@ class RoofAxes:
         if len(chips) > len(self.roofs):
             raise ValueError(f"at most {len(self.roofs)} chips fit this figure, got {len(chips)}")
         tops = []
+        firsts = [c.name.split()[0] for c in chips]
         for slot, roof in enumerate(self.roofs):
             hw = chips[slot] if slot < len(chips) else None
             has = hw is not None and dtype in hw.peak_flops_by_dtype
@@ -70,7 +74,8 @@ class RoofAxes:
                 ridge = hw.ridge_point(dtype)
                 self.ridges[slot].set_data([ridge], [hw.peak_flops(dtype)])
                 self.ridge_labels[slot].xy = (ridge, hw.peak_flops(dtype))
-                self.ridge_labels[slot].set_text(f"{hw.name} ridge {ridge:.0f}")
+                short = firsts[slot] if firsts.count(firsts[slot]) == 1 else hw.name
+                self.ridge_labels[slot].set_text(self.ridge_label.format(name=hw.name, short=short, ridge=ridge))
                 tops.append(hw.peak_flops(dtype))
             else:
                 roof.set_data([], [])
@@ -98,10 +103,13 @@ class RoofAxes:
         invalidate_background(self.ax.figure)
         return chips
 
-    def place_labels(self):
-        """Put each ridge label where no roof runs through it and no other label is (see ``place_beside``).
-        Needs the axes where the layout puts them: an explorer calls it again once its layout is frozen."""
-        lines = [line for line in (*self.roofs, *self.achieved) if len(line.get_xdata())]
+    def place_labels(self, also_avoid=()):
+        """Put each ridge label where no roof (nor a line of ``also_avoid``) runs through it and no other label
+        is (see ``place_beside``). Needs the axes where the layout puts them: an explorer calls it again once
+        its layout is frozen. Returns whether a label moved (then the static layer must be redrawn)."""
+        self.also_avoid = tuple(also_avoid) or getattr(self, "also_avoid", ())
+        before = [(label.get_position(), label.get_ha(), label.get_va()) for label in self.ridge_labels]
+        lines = [line for line in (*self.roofs, *self.achieved, *self.also_avoid) if len(line.get_xdata())]
         renderer = self.ax.figure._get_renderer()
         taken = [self.note.get_window_extent(renderer)] if self.note.get_text() else []
         legend = self.ax.get_legend()
@@ -110,6 +118,7 @@ class RoofAxes:
         for label in self.ridge_labels:
             if label.get_text():
                 taken.append(place_beside(label, lines, taken, RIDGE_LABEL_SIDES))
+        return before != [(label.get_position(), label.get_ha(), label.get_va()) for label in self.ridge_labels]
 
     def set_point(self, slot, intensity, throughput):
         """Put slot's marker at (intensity, throughput); ``throughput=None`` hides it."""
