@@ -275,12 +275,13 @@ def test_readouts_use_engineering_units_not_exponents(name):
 
 
 def test_the_checks_can_fail():
-    off = log_slider("x", 0.1, 1e4, 50.0)
-    off.value = 51.0  # not a step of this slider
-    assert not _on_a_step(off)
-    assert _on_a_step(log_slider("x", 0.1, 1e4, 50.0))  # the slider's steps are laid through its default
-    plain = ipywidgets.FloatLogSlider(value=50, min=-1, max=4, step=0.025)  # the old intensity slider
-    assert not _on_a_step(plain)
+    assert not _on_a_step(ipywidgets.FloatLogSlider(value=50, min=-1, max=4, step=0.025))  # the old intensity slider
+    assert not _on_a_step(ipywidgets.IntSlider(value=3, min=0, max=10, step=2))
+    slider = log_slider("x", 0.1, 1e4, 50.0)  # the steps are laid through the default
+    assert _on_a_step(slider) and slider.value == 50.0
+    slider.value = 52.0  # set from code: moves to the nearest step
+    assert _on_a_step(slider) and slider.value == pytest.approx(50 * 10 ** 0.025)
+    assert slider.label == "53.0"  # the readout: 3 significant figures, no exponent
 
 
 def test_int_log_slider_snaps_to_whole_steps_and_refuses_nonsense():
@@ -290,7 +291,7 @@ def test_int_log_slider_snaps_to_whole_steps_and_refuses_nonsense():
     control = int_log_slider("batch", 1, 1024, 16, per_octave=2)
     control.value = 100.0
     assert control.value == 91 and type(control.value) is int  # nearest step on the log scale
-    with pytest.raises(Exception, match="whole number"):
+    with pytest.raises(Exception, match="needs a number"):
         control.value = "many"
     with pytest.raises(ValueError, match="whole value"):
         int_log_slider("batch", 1, 1024, 16.2)

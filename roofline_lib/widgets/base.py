@@ -18,24 +18,57 @@ from traitlets import TraitError, validate
 from ..units import eng  # noqa: F401  (readouts in engineering notation; rl.widgets.eng is the same function)
 
 
-def log_slider(description, low, high, value, *, base=10, step=None, readout_format=".3g", **kwargs):
-    """A FloatLogSlider from about ``low`` to ``high`` (values, not exponents) whose steps pass through ``value``.
+def plain(x, figures=4):
+    """A ratio (FLOP/byte, a rate per request) to about ``figures`` significant figures, never in exponent
+    notation: plain(7.0831) -> '7.083', plain(101.12) -> '101.1', plain(104857.6) -> '104,858'."""
+    x = float(x)
+    if not math.isfinite(x) or x == 0:
+        return f"{x:g}"
+    decimals = max(0, figures - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{decimals}f}"
 
-    The slider moves in steps of ``step`` in the exponent; its range is trimmed to whole steps from
-    ``value``, so the default is one of the values the slider can reach (a key press away from it and
-    back returns exactly to it). For whole quantities (batch, lengths, counts) use ``int_log_slider``.
+
+class LogSlider(ipywidgets.SelectionSlider):
+    """A slider over a fixed list of positive numbers spaced on a log scale (``log_slider``, ``int_log_slider``).
+
+    Its value is always one of them, so a default given to the constructor is a step the slider reaches.
+    Setting a number that is not one of the steps (from code: ``control.value = 100``) moves the slider to
+    the nearest step on the log scale, as dragging would."""
+
+    @validate("value")
+    def _validate_value(self, proposal):
+        value = proposal.value
+        if value is not None and value not in self._options_values:
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                raise TraitError(f"{self.description}: needs a number, got {value!r}") from None
+            if not (math.isfinite(x) and x > 0):
+                raise TraitError(f"{self.description}: needs a number > 0, got {value!r}")
+            value = min(self._options_values, key=lambda v: abs(math.log(v) - math.log(x)))
+        return super()._validate_value(type(proposal)(proposal, value=value))
+
+
+IntLogSlider = LogSlider  # the same widget; int_log_slider gives it whole numbers
+
+
+def log_slider(description, low, high, value, *, base=10, step=None, readout_format=None, **kwargs):
+    """A slider from about ``low`` to ``high`` in steps of ``step`` in the exponent (base ``base``; 200 steps
+    over the range by default), laid through ``value``: the default is exactly one of its steps.
+
+    A real number that is not a count (an intensity): for whole quantities use ``int_log_slider``. The
+    readout shows each step to 3 significant figures (``readout_format``, a format spec, to change it).
     """
     if not (0 < low <= value <= high):
         raise ValueError(f"log_slider {description!r} needs 0 < low <= value <= high, got {low}, {value}, {high}")
     lo, hi, at = math.log(low, base), math.log(high, base), math.log(value, base)
     step = step or (hi - lo) / 200
-    lo = at - math.floor((at - lo) / step + 1e-9) * step  # whole steps below the value, within [low, ...
-    hi = at + math.floor((hi - at) / step + 1e-9) * step  # ... and above it, within ..., high]
-    return ipywidgets.FloatLogSlider(
-        value=value, base=base, min=lo, max=hi, step=step,
-        description=description, readout_format=readout_format, continuous_update=True,
-        style={"description_width": "initial"}, layout=ipywidgets.Layout(width="420px"), **kwargs,
-    )
+    below, above = math.floor((at - lo) / step + 1e-9), math.floor((hi - at) / step + 1e-9)
+    values = [value * base ** (k * step) for k in range(-below, above + 1)]  # k = 0 is value itself
+    label = (lambda v: format(v, readout_format)) if readout_format else (lambda v: plain(v, 3))
+    return LogSlider(options=[(label(v), v) for v in values], value=value, description=description,
+                     continuous_update=True, style={"description_width": "initial"},
+                     layout=ipywidgets.Layout(width="420px"), **kwargs)
 
 
 def log_steps(low, high, per_octave=4):
@@ -49,45 +82,13 @@ def log_steps(low, high, per_octave=4):
     return sorted(v for v in values if low <= v <= high)
 
 
-def plain(x, figures=4):
-    """A ratio (FLOP/byte, a rate per request) to about ``figures`` significant figures, never in exponent
-    notation: plain(7.0831) -> '7.083', plain(101.12) -> '101.1', plain(104857.6) -> '104,858'."""
-    x = float(x)
-    if not math.isfinite(x) or x == 0:
-        return f"{x:g}"
-    decimals = max(0, figures - 1 - math.floor(math.log10(abs(x))))
-    return f"{x:,.{decimals}f}"
-
-
-class IntLogSlider(ipywidgets.SelectionSlider):
-    """A slider over whole numbers spaced on a log scale (``log_steps``): its value is always an int.
-
-    Setting a number that is not one of the steps (from code: ``control.value = 100``) moves the slider to
-    the nearest step on the log scale, as dragging would."""
-
-    @validate("value")
-    def _validate_value(self, proposal):
-        value = proposal.value
-        if value is not None and value not in self._options_values:
-            try:
-                x = float(value)
-            except (TypeError, ValueError):
-                raise TraitError(
-                    f"{self.description}: needs a whole number, got {value!r}") from None
-            if not (math.isfinite(x) and x > 0):
-                raise TraitError(
-                    f"{self.description}: needs a number > 0, got {value!r}")
-            value = min(self._options_values, key=lambda v: abs(math.log(v) - math.log(x)))
-        return super()._validate_value(type(proposal)(proposal, value=value))
-
-
 def int_log_slider(description, low, high, value, *, per_octave=4, **kwargs):
-    """An ``IntLogSlider`` over ``log_steps(low, high, per_octave)``; ``value`` (a whole number) is one of them."""
+    """A ``LogSlider`` over the whole numbers ``log_steps(low, high, per_octave)`` and ``value`` (the default)."""
     if not (isinstance(value, int) or float(value).is_integer()) or not (low <= value <= high):
         raise ValueError(f"int_log_slider {description!r} needs a whole value in [{low}, {high}], got {value!r}")
     options = sorted(set(log_steps(low, high, per_octave)) | {int(value)})
-    return IntLogSlider(options=options, value=int(value), description=description, continuous_update=True,
-                        style={"description_width": "initial"}, layout=ipywidgets.Layout(width="420px"), **kwargs)
+    return LogSlider(options=options, value=int(value), description=description, continuous_update=True,
+                     style={"description_width": "initial"}, layout=ipywidgets.Layout(width="420px"), **kwargs)
 
 
 def reachable(control):
