@@ -22,6 +22,12 @@ def roof_curve(hw, dtype="bf16", intensity_range=DEFAULT_INTENSITY_RANGE, points
     return x, attainable_flops(x, hw, dtype)
 
 
+# Where a ridge label may sit beside its ridge point, tried in order: above the flat roof, right of the ridge
+# (as chapters 01-06 drew it); then below the roof; then stacked a line higher or lower (two chips with one peak);
+# then further right (past a workload's line just right of the ridge); then left of the ridge.
+RIDGE_SIDES = (((4, 6), "left", "bottom"), ((4, -6), "left", "top"), ((4, 18), "left", "bottom"),
+               ((4, -18), "left", "top"), ((14, 6), "left", "bottom"), ((14, -6), "left", "top"),
+               ((-4, 6), "right", "bottom"), ((-4, -6), "right", "top"))
 # Where a label may sit beside the point it names: (offset in points, horizontal, vertical alignment),
 # in the order they are tried. Below-right first: a point on (or under) a roof has the roof above it
 # to the right, since a roof never falls as intensity grows; above-left next, for a point above a roof.
@@ -102,14 +108,16 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
         fig = ax.figure
     format_axes(ax)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    ridge_labels = []
     for i, hw in enumerate(chips):
         colour = colours[i % len(colours)]
         x, y = roof_curve(hw, dtype, intensity_range)
         ax.plot(x, y, color=colour, lw=2, label=f"{hw.name} ({dtype})")
         ridge = hw.ridge_point(dtype)
         ax.plot([ridge], [hw.peak_flops(dtype)], "o", color=colour)
-        ax.annotate(f"ridge {ridge:.0f}", (ridge, hw.peak_flops(dtype)), textcoords="offset points",
-                    xytext=(4, 6), fontsize=8, color=colour)
+        ridge_labels.append(ax.annotate(f"ridge {ridge:.0f}", (ridge, hw.peak_flops(dtype)), textcoords="offset points",
+                                        xytext=RIDGE_SIDES[0][0], ha=RIDGE_SIDES[0][1], va=RIDGE_SIDES[0][2],
+                                        fontsize=8, color=colour))
         if achieved and hw.measured and dtype in hw.achieved().peak_flops_by_dtype:
             real = hw.achieved()
             xa, ya = roof_curve(real, dtype, intensity_range)
@@ -133,14 +141,18 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
     ax.legend(loc="lower right", fontsize=8)
     if title:
         ax.set_title(title)
-    if labels:  # each measured point's label goes where no roof runs through it (the layout first: it moves the axes)
-        ax.autoscale_view()
-        if fig.get_layout_engine() is not None:
-            fig.get_layout_engine().execute(fig)
-        roofs = [line for line in ax.get_lines() if line.get_linestyle() not in ("None", "")]
-        renderer = fig._get_renderer()
-        placed = [ax.get_legend().get_window_extent(renderer)]
-        placed += [t.get_window_extent(renderer) for t in ax.texts if t.get_text() and t not in labels]
-        for text in labels:
-            placed.append(place_beside(text, roofs, placed))
+    # Ridge labels, then measured points' labels, go where no line runs through them and no other label is
+    # (the layout first: it moves the axes, and with them where each label lands).
+    ax.autoscale_view()
+    if fig.get_layout_engine() is not None:
+        fig.get_layout_engine().execute(fig)
+    lines = [line for line in ax.get_lines() if line.get_linestyle() not in ("None", "")]
+    renderer = fig._get_renderer()
+    placed = [ax.get_legend().get_window_extent(renderer)]
+    placed += [t.get_window_extent(renderer) for t in ax.texts
+               if t.get_text() and t not in labels and t not in ridge_labels]
+    for text in ridge_labels:
+        placed.append(place_beside(text, lines, placed, RIDGE_SIDES))
+    for text in labels:
+        placed.append(place_beside(text, lines, placed))
     return fig, ax
