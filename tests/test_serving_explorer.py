@@ -27,7 +27,7 @@ def test_readout_follows_the_library():
                        chunked=False, paged=True, k=0, acceptance=0.7)
     c = serving.continuous("llama-2-7b", "A100", 512, 256, 64)
     assert rl.widgets.eng(c.tpot, "s") in readout["TTFT / TPOT / end-to-end"]
-    assert readout["output tokens/s per chip"].startswith(f"{c.throughput_per_chip:.4g}")
+    assert readout["output tokens/s per chip"].startswith(rl.widgets.eng(c.throughput_per_chip, "token/s"))
     x, y = e.curve_pt.get_data()
     assert x[0] == pytest.approx(c.tpot) and y[0] == pytest.approx(c.throughput_per_chip)
     # paged: 16-token pages of 768 positions; contiguous: 4096 reserved

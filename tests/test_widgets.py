@@ -49,7 +49,7 @@ def test_main_slider_is_an_ipywidgets_slider_and_moves_the_readout(cls, slider):
     box = explorer.widget()
     assert isinstance(box, ipywidgets.VBox)
     control = explorer.controls[slider]
-    assert isinstance(control, ipywidgets.FloatLogSlider)
+    assert isinstance(control, (ipywidgets.FloatLogSlider, ipywidgets.SelectionSlider))
     assert isinstance(explorer.readout, ipywidgets.HTML)
     before = explorer.readout.value
     control.value = control.value * 8  # the observer runs refresh, as a drag in JupyterLab does
@@ -207,7 +207,7 @@ def _pixels(fig):
     (RooflineExplorer, [("intensity", 3.0), ("chip_b", "TPU v5e"), ("intensity", 700.0), ("achieved", False)]),
     (MatmulExplorer, [("M", 2048), ("dtype", "fp8 in, bf16 out"), ("N", 256)]),
     (AttentionExplorer, [("T", 4096), ("G", 8), ("mode", "decode (T = 1)"), ("S", 64), ("causal", True)]),
-    (LLMExplorer, [("batch", 16), ("batch", 17), ("context", 65536), ("chip", "A100 80GB SXM4"),
+    (LLMExplorer, [("batch", 16), ("batch", 23), ("context", 65536), ("chip", "A100 80GB SXM4"),
                    ("model", "Llama-2-7B"), ("weight_dtype", "int4")]),
 ])
 def test_cached_redraw_equals_a_full_draw(cls, changes):
@@ -223,3 +223,81 @@ def test_cached_redraw_equals_a_full_draw(cls, changes):
         assert np.array_equal(cached, full), (name, value)
     explorer.fig.savefig(io.BytesIO(), format="svg")  # a vector renderer takes the plain path
     assert np.array_equal(_pixels(explorer.fig), full)
+
+
+# ------------------------------------------------------------------ sliders: whole numbers, defaults on a step
+
+ALL_EXPLORERS = ["RooflineExplorer", "MatmulExplorer", "AttentionExplorer", "LLMExplorer", "CommsExplorer",
+                 "ServingExplorer"]
+# quantities that are counts or sizes: their sliders must give ints
+WHOLE = {"M", "N", "K", "T", "S", "G", "batch", "context", "n_chips", "prompt_len", "output_len", "k"}
+
+
+def _sliders(explorer):
+    return {name: c for name, c in explorer.controls.items()
+            if isinstance(c, (ipywidgets.FloatLogSlider, ipywidgets.IntSlider, ipywidgets.FloatSlider,
+                              ipywidgets.SelectionSlider))}
+
+
+def _on_a_step(control):
+    values = rl.widgets.base.reachable(control)
+    return any(v == control.value or (isinstance(v, float) and abs(v - control.value) <= 1e-9 * abs(v))
+               for v in values)
+
+
+@pytest.mark.parametrize("name", ALL_EXPLORERS)
+def test_every_slider_default_is_a_value_the_slider_can_reach(name):
+    explorer = getattr(rl.widgets, name)()
+    sliders = _sliders(explorer)
+    assert sliders, name
+    for key, control in sliders.items():
+        assert _on_a_step(control), (name, key, control.value)
+        if key in WHOLE:
+            assert type(control.value) is int, (name, key, control.value)
+            assert all(type(v) is int for v in rl.widgets.base.reachable(control)), (name, key)
+
+
+@pytest.mark.parametrize("name", ALL_EXPLORERS)
+def test_readouts_use_engineering_units_not_exponents(name):
+    """No '1.0e-6' in a readout: seconds, bytes and rates go through eng() (µs, GB, TFLOP/s)."""
+    import re
+
+    explorer = getattr(rl.widgets, name)().connect()
+    texts = [str(explorer.readout_text())]
+    for control in _sliders(explorer).values():  # each slider to its ends and back
+        default = control.value
+        for value in (rl.widgets.base.reachable(control)[0], rl.widgets.base.reachable(control)[-1]):
+            control.value = value
+            texts.append(str(explorer.readout_text()))
+        control.value = default
+    for text in texts:
+        assert not re.search(r"\d[eE][+-]?\d", text), text
+
+
+def test_the_checks_can_fail():
+    assert not _on_a_step(ipywidgets.FloatLogSlider(value=50, min=-1, max=4, step=0.025))  # the old intensity slider
+    assert not _on_a_step(ipywidgets.IntSlider(value=3, min=0, max=10, step=2))
+    slider = log_slider("x", 0.1, 1e4, 50.0)  # the steps are laid through the default
+    assert _on_a_step(slider) and slider.value == 50.0
+    slider.value = 52.0  # set from code: moves to the nearest step
+    assert _on_a_step(slider) and slider.value == pytest.approx(50 * 10 ** 0.025)
+    assert slider.label == "53.0"  # the readout: 3 significant figures, no exponent
+
+
+def test_int_log_slider_snaps_to_whole_steps_and_refuses_nonsense():
+    from roofline_lib.widgets.base import int_log_slider, log_steps
+
+    assert log_steps(1, 16, per_octave=2) == [1, 2, 3, 4, 6, 8, 11, 16]
+    control = int_log_slider("batch", 1, 1024, 16, per_octave=2)
+    control.value = 100.0
+    assert control.value == 91 and type(control.value) is int  # nearest step on the log scale
+    with pytest.raises(Exception, match="needs a number"):
+        control.value = "many"
+    with pytest.raises(ValueError, match="whole value"):
+        int_log_slider("batch", 1, 1024, 16.2)
+
+
+def test_comms_explorer_starts_at_a_round_batch():
+    explorer = rl.widgets.CommsExplorer()
+    assert explorer.controls["batch"].value == 16
+    assert "e-" not in str(explorer.readout_text())

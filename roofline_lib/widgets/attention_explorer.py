@@ -1,4 +1,8 @@
-"""Attention (score + value matmuls) on two chips' rooflines: prefill crosses the ridge, decode does not."""
+"""Attention (score + value matmuls) on two chips' rooflines: prefill crosses the ridge, decode does not.
+
+Left: intensity against length (prefill against T, decode against S) with each chip's ridge as a level.
+Right: the same operating point on both chips' rooflines (attainable FLOP/s against intensity), as the
+matmul explorer shows it."""
 
 from __future__ import annotations
 
@@ -8,10 +12,10 @@ from matplotlib.ticker import EngFormatter
 
 from ..dtypes import bytes_per_element
 from ..hardware import get_accelerator
-from ..roofline import estimate
+from ..roofline import attainable_flops, estimate
 from ..workloads import attention
-from .base import Explorer, eng, invalidate_background, log_slider, moving
-from .roofline_explorer import COLOURS
+from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
+from .roofline_explorer import COLOURS, RoofAxes
 
 MODES = ("prefill (T = S)", "decode (T = 1)", "T and S free")
 LENGTH_RANGE = (1, 131072)
@@ -35,9 +39,10 @@ class AttentionExplorer(Explorer):
 
     ``mode`` ties the lengths: prefill sets S = T (the prompt attends to itself),
     decode sets T = 1 (one new token against a cache of S), free uses both sliders.
-    The figure plots intensity against length for prefill (x = T) and decode (x = S)
-    at this G, with each chip's ridge point as a level; the readout gives the time
-    and the bound on each chip.
+    The left panel plots intensity against length for prefill (x = T) and decode (x = S)
+    at this G, with each chip's ridge point as a level; the right panel puts the current
+    point on each chip's roofline (attainable FLOP/s against intensity). The readout gives
+    the time and the bound on each chip.
     """
 
     def __init__(self, chips=("A100", "H200"), heads=32, head_dim=128, dtype="bf16",
@@ -53,20 +58,20 @@ class AttentionExplorer(Explorer):
         self.lengths = np.geomspace(*LENGTH_RANGE, 120)
         self._curves_for = None
         controls = {
-            "T": log_slider("T (query length)", *LENGTH_RANGE, T, base=2, step=0.25, readout_format=".0f"),
-            "S": log_slider("S (kv length)", *LENGTH_RANGE, S, base=2, step=0.25, readout_format=".0f"),
+            "T": int_log_slider("T (query length)", *LENGTH_RANGE, T),
+            "S": int_log_slider("S (kv length)", *LENGTH_RANGE, S),
             "G": ipywidgets.SelectionSlider(options=group_sizes(self.heads), value=G, description="G = H/H_kv"),
-            "batch": log_slider("batch", *BATCH_RANGE, batch, base=2, step=1, readout_format=".0f"),
+            "batch": int_log_slider("batch", *BATCH_RANGE, batch, per_octave=1),
             "mode": ipywidgets.ToggleButtons(options=MODES, value=mode),
             "causal": ipywidgets.Checkbox(value=causal, description="causal mask"),
         }
-        super().__init__(controls)
+        super().__init__(controls, figsize=(8, 3.6))
 
     def build(self):
-        # One axes, on purpose: intensity against length with each chip's ridge as a level.
-        # Above a chip's line the point is compute-bound there, below it memory-bound;
-        # a second (roofline) panel would double the cost of every redraw.
-        ax = self.fig.add_subplot()
+        # Left: intensity against length with each chip's ridge as a level (above a chip's line the
+        # point is compute-bound there, below it memory-bound). Right: the point on both roofs.
+        # Only the markers move with T, S and the batch; both panels' curves stay in the cached layer.
+        ax, ax_roof = self.fig.subplots(1, 2)
         ax.set_xscale("log")
         ax.set_yscale("log")
         for axis in (ax.xaxis, ax.yaxis):  # "10 k" rather than mathtext 10^4: cheaper to draw
@@ -76,7 +81,7 @@ class AttentionExplorer(Explorer):
         ax.set_xlabel("T (prefill) or S (decode)")
         ax.set_ylabel(f"intensity (FLOP/byte, {self.dtype})")
         ax.grid(True, alpha=0.3)
-        ax.set_title(f"attention, H = {self.heads}, d = {self.head_dim}", fontsize=10)
+        ax.set_title(f"attention, H = {self.heads}, d = {self.head_dim}", fontsize=9)
         self.prefill_curve = ax.plot([], [], color="black", lw=1.5)[0]
         self.decode_curve = ax.plot([], [], color="black", ls="--", lw=1.5)[0]
         self.curve_note = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=8)
@@ -84,12 +89,21 @@ class AttentionExplorer(Explorer):
         for slot, hw in enumerate(self.chips):  # direct labels: a legend re-packs itself on every draw
             ridge = hw.ridge_point(self.dtype)
             ax.axhline(ridge, color=COLOURS[slot], lw=1.2)
-            ax.annotate(f"{hw.name} ridge {ridge:.0f}", (LENGTH_RANGE[1], ridge),
+            ax.annotate(f"{hw.name.split()[0]} ridge {ridge:.0f}", (LENGTH_RANGE[1], ridge),
                         ha="right", fontsize=8, va="bottom" if ridge == top else "top", color=COLOURS[slot],
                         textcoords="offset points", xytext=(-2, 2 if ridge == top else -2))
         self.marker = ax.plot([], [], "o", color="tab:red", ms=9, mec="black", zorder=5)[0]
         moving(self.fig, self.marker)
         self.ax = ax
+        ax_roof.set_title(f"the same point on each roof ({self.dtype})", fontsize=9)
+        self.roof = RoofAxes(ax_roof, len(self.chips))
+        ax_roof.set_xlabel("intensity (FLOP/byte)")
+        ax_roof.set_ylabel("attainable (FLOP/s)")
+        self.roof.set_chips(self.chips, self.dtype)
+        self.ax_roof = ax_roof
+
+    def laid_out(self):
+        self.roof.place_labels()
 
     def lengths_for(self, mode, T, S):
         """The (T, S) a mode implies from the slider values."""
@@ -122,13 +136,16 @@ class AttentionExplorer(Explorer):
             self._curves_for = key
             invalidate_background(self.fig)
         self.marker.set_data([S if mode == MODES[1] else T], [intensity])
+        self.roof.set_cursor(intensity)
+        for slot, hw in enumerate(self.chips):
+            self.roof.set_point(slot, intensity, float(attainable_flops(intensity, hw, self.dtype)))
         kv_heads = self.heads // G
         readout = {
             "shape": f"B={batch}, H={self.heads}, H_kv={kv_heads} (G={G}), T={T}, S={S}, d={self.head_dim}"
                      + (", causal" if causal else ""),
             "FLOPs, bytes": f"{eng(float(w.flops), 'FLOP')}, {eng(float(w.bytes), 'B')}",
-            "intensity": f"{intensity:.4g} FLOP/B ({self.dtype}) = "
-                         f"{intensity * bytes_per_element(self.dtype):.4g} FLOP/element",
+            "intensity": f"{plain(intensity)} FLOP/B ({self.dtype}) = "
+                         f"{plain(intensity * bytes_per_element(self.dtype))} FLOP/element",
         }
         for hw in self.chips:
             est = estimate(w, hw)

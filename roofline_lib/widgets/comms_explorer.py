@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ipywidgets
 import numpy as np
-from matplotlib.ticker import EngFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter
 
 from ..hardware import get_accelerator, list_accelerators
 from ..llm import list_models
 from ..models import get_model
 from ..parallel import tp_decode_step, tp_max_batch
-from .base import Explorer, eng, log_slider
+from .base import Explorer, eng, int_log_slider
 
 POINTS = 120
 
@@ -46,10 +46,10 @@ class CommsExplorer(Explorer):
                                         description="chip", **dropdown),
             "link": ipywidgets.Dropdown(options=[("NVLink", "nvlink"), ("PCIe", "pcie")], value=link,
                                         description="link", **dropdown),
-            "batch": log_slider("batch", 1, 4096, batch, base=2, step=0.5, readout_format=".0f"),
+            "batch": int_log_slider("batch", 1, 4096, batch, per_octave=2),
             "n_chips": ipywidgets.IntSlider(value=n_chips, min=1, max=16, description="chips",
                                             layout=ipywidgets.Layout(width="300px")),
-            "context": log_slider("context", 128, 32768, context, base=2, step=0.5, readout_format=".0f"),
+            "context": int_log_slider("context", 128, 32768, context, per_octave=2),
         }
         super().__init__(controls, figsize=(8, 4.2))
 
@@ -60,6 +60,7 @@ class CommsExplorer(Explorer):
         ax.set_xlabel("batch (sequences, one new token each), up to what fits")
         ax.set_ylabel("time per decode step")
         ax.yaxis.set_major_formatter(EngFormatter(unit="s"))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # batch 1, 10, 100: whole numbers
         ax.grid(True, alpha=0.3)
         styles = (("t_mem", "memory (weights + KV / chips)", {}), ("t_math", "compute", {}),
                   ("t_comm", "communication (2 all-reduces / layer)", {}),
@@ -67,7 +68,7 @@ class CommsExplorer(Explorer):
                   ("overlapped", "max: all overlapped", {"color": "0.5", "lw": 4, "alpha": 0.35}))
         self.lines = {k: ax.plot([], [], label=label, **kw)[0] for k, label, kw in styles}
         self.marker = ax.axvline(1, color="0.3", ls=":")
-        ax.legend(loc="upper left", fontsize=8)
+        ax.legend(loc="best", fontsize=8)  # where the curves leave room (re-placed only when they change)
 
     def update(self, model, chip, link, batch, n_chips, context):
         batch, context = int(round(batch)), int(round(context))

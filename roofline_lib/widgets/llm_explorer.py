@@ -11,7 +11,7 @@ from .. import llm
 from ..hardware import get_accelerator
 from ..plotting import format_axes, roof_curve
 from ..roofline import estimate
-from .base import Explorer, eng, invalidate_background, log_slider, moving
+from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
 
 DTYPES = ("bf16", "fp8", "int8", "int4")
 
@@ -28,13 +28,13 @@ class LLMExplorer(Explorer):
                                          description="model", **dropdown),
             "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
                                         value=get_accelerator(chip).name, description="chip", **dropdown),
-            "batch": log_slider("batch", 1, 1024, batch, base=2, step=0.5, readout_format=".0f"),  # whole sequences
-            "context": log_slider("context", 128, 131072, context, base=2, step=0.5, readout_format=".0f"),
+            "batch": int_log_slider("batch", 1, 1024, batch, per_octave=2),  # whole sequences
+            "context": int_log_slider("context", 128, 131072, context, per_octave=2),
             "weight_dtype": ipywidgets.Dropdown(options=DTYPES, value=weight_dtype, description="weights",
                                                 **dropdown),
             "kv_dtype": ipywidgets.Dropdown(options=DTYPES[:3], value=kv_dtype, description="KV cache", **dropdown),
         }
-        super().__init__(controls, figsize=(10, 4.2))
+        super().__init__(controls, figsize=(8, 3.6))
 
     def build(self):
         self.ax_roof, self.ax_bar = self.fig.subplots(1, 2, width_ratios=(1.1, 1))
@@ -44,12 +44,12 @@ class LLMExplorer(Explorer):
         self.prefill_pt, = self.ax_roof.plot([], [], "o", ms=9, mfc="none", color="C2", label="prefill")
         self.ax_roof.set_xlim(0.3, 3e4)
         self.ax_roof.set_ylim(1e11, 1e16)
-        self.ax_roof.legend(loc="lower right")
+        self.ax_roof.legend(loc="lower right", fontsize=8)
         labels = list(llm.CATEGORIES)
         self.bars = self.ax_bar.barh(labels, np.zeros(len(labels)), color="C1")
         self.ax_bar.invert_yaxis()
         self.ax_bar.xaxis.set_major_formatter(EngFormatter(unit="s"))
-        self.ax_bar.set_xlabel("decode-step time by category (each part at its own bound)")
+        self.ax_bar.set_xlabel("decode-step time by category\n(each part at its own bound)")
         self.ax_bar.grid(True, axis="x", alpha=0.3)
         self.ax_bar.set_axisbelow(True)
         self.ax_bar.spines["left"].set_visible(False)  # the bars start there and are drawn over the static layer
@@ -85,7 +85,7 @@ class LLMExplorer(Explorer):
         return {
             "per-token latency (decode step, lower bound)": eng(est.lower, "s"),
             "decode throughput": eng(batch / est.lower, "token/s"),
-            "decode intensity / ridge": f"{step.intensity:.3g} / {hw.ridge_point('bf16'):.3g} FLOP/B "
+            "decode intensity / ridge": f"{plain(step.intensity, 3)} / {plain(hw.ridge_point('bf16'), 3)} FLOP/B "
                                         f"({est.bound}-bound)",
             "prefill of the context": f"{eng(est_pre.lower, 's')} ({est_pre.bound}-bound)",
             "memory: weights + KV cache": f"{eng(need, 'B')} of {eng(hw.mem_capacity, 'B')} (datasheet: "

@@ -8,7 +8,7 @@ import numpy as np
 from ..hardware import get_accelerator
 from ..roofline import attainable_flops, estimate
 from ..workloads import matmul
-from .base import Explorer, eng, log_slider, moving
+from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
 from .roofline_explorer import RoofAxes
 
 # label -> (dtype of X, dtype of Y, dtype of Z); the compute dtype is X's
@@ -32,7 +32,7 @@ def _size(name, value):
 
 
 class MatmulExplorer(Explorer):
-    """Move M, N, K (log sliders, powers of 2 in quarter steps) and the dtypes of a matmul.
+    """Move M, N, K (whole numbers on log sliders, about four steps per doubling) and the dtypes of a matmul.
 
     The readout gives FLOPs, bytes, intensity, its M -> infinity limit, and on each
     chip the predicted time (lower bound), which bound applies and the critical M
@@ -45,11 +45,12 @@ class MatmulExplorer(Explorer):
         self.chips = [get_accelerator(c) for c in chips]
         self._critical = {}  # dtype label -> numeric function of (R, N, K), from the sympy solution
         self._drawn = None
+        self._limit = None  # the M -> infinity intensity the ridge labels were last placed around
         lo, hi = SIZE_RANGE
         controls = {
-            "M": log_slider("M (tokens)", lo, hi, M, base=2, step=0.25, readout_format=".0f"),
-            "N": log_slider("N", lo, hi, N, base=2, step=0.25, readout_format=".0f"),
-            "K": log_slider("K", lo, hi, K, base=2, step=0.25, readout_format=".0f"),
+            "M": int_log_slider("M (tokens)", lo, hi, M),
+            "N": int_log_slider("N", lo, hi, N),
+            "K": int_log_slider("K", lo, hi, K),
             "dtype": ipywidgets.Dropdown(options=list(MATMUL_DTYPES), value=dtype, description="dtype"),
         }
         super().__init__(controls)
@@ -62,6 +63,9 @@ class MatmulExplorer(Explorer):
         self.limit_label = ax.annotate("", (1, 0.02), xycoords=("data", "axes fraction"), rotation=90,
                                        fontsize=8, color="0.4", xytext=(3, 0), textcoords="offset points", zorder=4)
         moving(self.fig, self.limit_line, self.limit_label)
+
+    def laid_out(self):
+        self.roof.place_labels([self.limit_line])
 
     def critical_M(self, label, hw, N, K):
         """M at which this matmul reaches ``hw``'s ridge, or None if no M does."""
@@ -94,11 +98,15 @@ class MatmulExplorer(Explorer):
         self.limit_line.set_xdata([limit, limit])
         self.limit_label.xy = (limit, 0.02)
         self.limit_label.set_text(f"M→∞: {limit:.0f}")
+        if limit != self._limit:  # N, K or the dtype moved the limit: keep the ridge labels off its line
+            self._limit = limit
+            if self.roof.place_labels([self.limit_line]):
+                invalidate_background(self.fig)
         readout = {
             "shape": f"[{M}, {K}] @ [{K}, {N}] ({dtype})",
             "FLOPs": eng(w.flops, "FLOP"),
             "bytes": eng(w.bytes, "B"),
-            "intensity": f"{intensity:.4g} FLOP/B (M→∞ limit {limit:.4g})",
+            "intensity": f"{plain(intensity)} FLOP/B (M→∞ limit {plain(limit)})",
         }
         for slot, hw in enumerate(self.chips):
             if x not in hw.peak_flops_by_dtype:

@@ -11,12 +11,16 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 
 from ..hardware import get_accelerator, list_accelerators
-from ..plotting import DEFAULT_INTENSITY_RANGE, format_axes
+from ..plotting import DEFAULT_INTENSITY_RANGE, format_axes, place_beside
 from ..roofline import attainable_flops, bound_at
 from .base import Explorer, eng, invalidate_background, log_slider, moving
 
 INTENSITY_RANGE = DEFAULT_INTENSITY_RANGE
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
+# Where a ridge label may sit, tried in order: below the flat roof, right of the ridge (nothing runs there
+# but the chip's own roof above it), a line lower, then left of the ridge above the roof.
+RIDGE_LABEL_SIDES = (((4, -4), "left", "top"), ((4, -16), "left", "top"), ((4, -28), "left", "top"),
+                     ((-4, 4), "right", "bottom"), ((-4, 16), "right", "bottom"))
 
 
 bound_of = bound_at  # the older name
@@ -25,8 +29,11 @@ bound_of = bound_at  # the older name
 class RoofAxes:
     """The roofs of a few chips on one log-log axes, built once; ``set_chips`` and ``set_points`` move them."""
 
-    def __init__(self, ax, n_slots, intensity_range=INTENSITY_RANGE, points=200):
+    def __init__(self, ax, n_slots, intensity_range=INTENSITY_RANGE, points=200,
+                 ridge_label="{short} ridge {ridge:.0f}"):
         self.ax = ax
+        # {name}: the chip's name; {short}: its first word ("A100"), or the name where two chips share it; {ridge}
+        self.ridge_label = ridge_label
         self.x = np.geomspace(*intensity_range, points)
         format_axes(ax)
         # The unit once in the label, not on every tick: text is most of the cost of a redraw.
@@ -39,8 +46,9 @@ class RoofAxes:
             self.roofs.append(ax.plot([], [], color=colour, lw=2)[0])
             self.achieved.append(ax.plot([], [], "--", color=colour, lw=1.2)[0])
             self.ridges.append(ax.plot([], [], "o", color=colour, ms=5)[0])
-            self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points", xytext=(-4, 6 + 11 * slot),
-                                                 fontsize=8, color=colour, ha="right"))
+            self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points",
+                                                 xytext=RIDGE_LABEL_SIDES[0][0], ha=RIDGE_LABEL_SIDES[0][1],
+                                                 va=RIDGE_LABEL_SIDES[0][2], fontsize=8, color=colour))
             self.points.append(ax.plot([], [], "s", color=colour, ms=9, mec="black", zorder=5)[0])
         self.cursor = ax.axvline(1, color="0.35", ls=":", lw=1, zorder=4)
         # Direct labels instead of a legend: a legend re-packs its boxes on every draw.
@@ -56,6 +64,7 @@ class RoofAxes:
         if len(chips) > len(self.roofs):
             raise ValueError(f"at most {len(self.roofs)} chips fit this figure, got {len(chips)}")
         tops = []
+        firsts = [c.name.split()[0] for c in chips]
         for slot, roof in enumerate(self.roofs):
             hw = chips[slot] if slot < len(chips) else None
             has = hw is not None and dtype in hw.peak_flops_by_dtype
@@ -65,7 +74,8 @@ class RoofAxes:
                 ridge = hw.ridge_point(dtype)
                 self.ridges[slot].set_data([ridge], [hw.peak_flops(dtype)])
                 self.ridge_labels[slot].xy = (ridge, hw.peak_flops(dtype))
-                self.ridge_labels[slot].set_text(f"{hw.name} ridge {ridge:.0f}")
+                short = firsts[slot] if firsts.count(firsts[slot]) == 1 else hw.name
+                self.ridge_labels[slot].set_text(self.ridge_label.format(name=hw.name, short=short, ridge=ridge))
                 tops.append(hw.peak_flops(dtype))
             else:
                 roof.set_data([], [])
@@ -89,8 +99,26 @@ class RoofAxes:
             notes.append("dashed: published measured ceilings")
         self.note.set_text("\n".join(notes))
         self.chips = chips
+        self.place_labels()
         invalidate_background(self.ax.figure)
         return chips
+
+    def place_labels(self, also_avoid=()):
+        """Put each ridge label where no roof (nor a line of ``also_avoid``) runs through it and no other label
+        is (see ``place_beside``). Needs the axes where the layout puts them: an explorer calls it again once
+        its layout is frozen. Returns whether a label moved (then the static layer must be redrawn)."""
+        self.also_avoid = tuple(also_avoid) or getattr(self, "also_avoid", ())
+        before = [(label.get_position(), label.get_ha(), label.get_va()) for label in self.ridge_labels]
+        lines = [line for line in (*self.roofs, *self.achieved, *self.also_avoid) if len(line.get_xdata())]
+        renderer = self.ax.figure._get_renderer()
+        taken = [self.note.get_window_extent(renderer)] if self.note.get_text() else []
+        legend = self.ax.get_legend()
+        if legend is not None:
+            taken.append(legend.get_window_extent(renderer))
+        for label in self.ridge_labels:
+            if label.get_text():
+                taken.append(place_beside(label, lines, taken, RIDGE_LABEL_SIDES))
+        return before != [(label.get_position(), label.get_ha(), label.get_va()) for label in self.ridge_labels]
 
     def set_point(self, slot, intensity, throughput):
         """Put slot's marker at (intensity, throughput); ``throughput=None`` hides it."""
@@ -146,6 +174,9 @@ class RooflineExplorer(Explorer):
         ax = self.fig.add_subplot()
         ax.set_title("attainable = min(peak, bandwidth x intensity)", fontsize=10)
         self.roof = RoofAxes(ax, 2)
+
+    def laid_out(self):
+        self.roof.place_labels()
 
     def update(self, intensity, chip_a, chip_b, dtype, achieved=True):
         intensity = float(intensity)

@@ -12,7 +12,7 @@ from .. import llm, serving
 from ..hardware import get_accelerator
 from ..plotting import format_axes, roof_curve
 from ..roofline import estimate
-from .base import Explorer, eng, invalidate_background, log_slider, moving
+from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
 
 CONTIGUOUS_MAX_LEN = 4096  # positions a contiguous allocator reserves per sequence (the engine's maximum length)
 TPOT_SLO = 50e-3  # the SLO line drawn on the curve
@@ -33,9 +33,9 @@ class ServingExplorer(Explorer):
                                          description="model", **dropdown),
             "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
                                         value=get_accelerator(chip).name, description="chip", **dropdown),
-            "batch": log_slider("requests in flight", 1, 2048, batch, base=2, step=0.25, readout_format=".0f"),
-            "prompt_len": log_slider("prompt", 16, 32768, prompt_len, base=2, step=0.25, readout_format=".0f"),
-            "output_len": log_slider("output", 16, 2**13, output_len, base=2, step=0.25, readout_format=".0f"),
+            "batch": int_log_slider("requests in flight", 1, 2048, batch),
+            "prompt_len": int_log_slider("prompt", 16, 32768, prompt_len),
+            "output_len": int_log_slider("output", 16, 2**13, output_len),
             "chunked": ipywidgets.Checkbox(value=False, description="chunked prefill", indent=False, **small),
             "paged": ipywidgets.Checkbox(value=True, description="paged KV (16-token pages)", indent=False,
                                          **small),
@@ -43,7 +43,7 @@ class ServingExplorer(Explorer):
             "acceptance": ipywidgets.FloatSlider(value=0.7, min=0.0, max=0.95, step=0.05, description="accept",
                                                  **small),
         }
-        super().__init__(controls, figsize=(8.8, 3.6))
+        super().__init__(controls, figsize=(8, 3.4))
 
     def build(self):
         self.ax_roof, self.ax_curve = self.fig.subplots(1, 2, width_ratios=(1, 1.15))
@@ -125,12 +125,12 @@ class ServingExplorer(Explorer):
         self.curve_pt.set_data([tpot], [thr])
         capped = "" if batch <= cap else f" (capped: only {cap} fit)"
         return {
-            "requests in flight": f"{shown}{capped}; arrival rate that keeps them: {c.rate:.3g} requests/s",
+            "requests in flight": f"{shown}{capped}; arrival rate that keeps them: {plain(c.rate, 3)} requests/s",
             "TTFT / TPOT / end-to-end": f"{eng(c.ttft, 's')} / {eng(tpot, 's')} / "
                                         f"{eng(c.ttft + output_len * tpot, 's')}",
-            "output tokens/s per chip": f"{thr:.4g}" + (" (meets TPOT <= 50 ms)" if tpot <= TPOT_SLO else
+            "output tokens/s per chip": eng(thr, "token/s") + (" (meets TPOT <= 50 ms)" if tpot <= TPOT_SLO else
                                                         " (misses TPOT <= 50 ms)"),
-            "decode step intensity / ridge": f"{step.intensity:.3g} / {hw.ridge_point('bf16'):.3g} FLOP/B",
+            "decode step intensity / ridge": f"{plain(step.intensity, 3)} / {plain(hw.ridge_point('bf16'), 3)} FLOP/B",
             "sequences that fit": f"{cap} ({'paged' if paged else f'contiguous, {CONTIGUOUS_MAX_LEN} reserved'}; "
                                   f"{eng(hw.mem_capacity, 'B')}, datasheet '{hw.mem_capacity_label}')",
         }
