@@ -170,24 +170,6 @@ def test_time_by_category_adds_up_to_kernel_sum():
     assert llm.category_of("attention (reads KV cache)") == "KV cache"
 
 
-def test_llm_explorer_updates_in_place():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    ex = rl.widgets.LLMExplorer()
-    first = dict(ex.last)
-    widths = [b.get_width() for b in ex.bars]
-    ex.controls["context"].value = 65536
-    ex.controls["weight_dtype"].value = "int4"
-    ex.refresh()
-    assert ex.last != first
-    kv = list(rl.llm.CATEGORIES).index("KV cache")
-    assert ex.bars[kv].get_width() > widths[kv]  # a longer context reads more KV cache
-    ex.controls["model"].value = "Llama-2-70B"
-    ex.controls["chip"].value = "A100 80GB SXM4"
-    assert "does NOT fit" in ex.refresh()["memory: weights + KV cache"]
-
-
 def test_extend_step_is_prefill_and_decode_at_its_ends():
     for model in ("llama-2-7b", "deepseek-v2-lite", "mixtral-8x7b"):
         a, b = llm.extend_step(model, 3, 1, 511), llm.decode_step(model, 3, 512)

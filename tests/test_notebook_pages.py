@@ -69,3 +69,14 @@ def test_exported_html_shows_no_widget_repr(path):
     has_explorer = any("explorer" in c.get("metadata", {}).get("tags", []) for c in notebook.cells)
     if has_explorer:  # the reader sees the sentence in place of the widget
         assert FALLBACK in body, path.name
+
+
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem)
+def test_only_explorer_cells_store_a_live_canvas(path):
+    """A figure that is not an explorer is stored as a plain image: GitHub and nbviewer show it as the
+    reader will see it, with no widget model behind it."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    live = [i for i, cell in enumerate(nb["cells"]) if cell["cell_type"] == "code"
+            and "explorer" not in cell["metadata"].get("tags", [])
+            and any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in cell.get("outputs", []))]
+    assert live == [], f"{path.name}: cells {live} store a live canvas; switch back with %matplotlib inline"

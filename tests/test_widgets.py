@@ -301,3 +301,18 @@ def test_comms_explorer_starts_at_a_round_batch():
     explorer = rl.widgets.CommsExplorer()
     assert explorer.controls["batch"].value == 16
     assert "e-" not in str(explorer.readout_text())
+
+
+def test_llm_explorer_updates_in_place():
+    ex = LLMExplorer()
+    first = dict(ex.last)
+    widths = [b.get_width() for b in ex.bars]
+    ex.controls["context"].value = 65536
+    ex.controls["weight_dtype"].value = "int4"
+    ex.refresh()
+    assert ex.last != first
+    kv = list(rl.llm.CATEGORIES).index("KV cache")
+    assert ex.bars[kv].get_width() > widths[kv]  # a longer context reads more KV cache
+    ex.controls["model"].value = "Llama-2-70B"
+    ex.controls["chip"].value = "A100 80GB SXM4"
+    assert "does NOT fit" in ex.refresh()["memory: weights + KV cache"]
