@@ -91,6 +91,19 @@ def int_log_slider(description, low, high, value, *, per_octave=4, **kwargs):
                      style={"description_width": "initial"}, layout=ipywidgets.Layout(width="420px"), **kwargs)
 
 
+def model_and_chip(model, chip, chips, width="260px"):
+    """The model and chip dropdowns the LLM and serving explorers share: every model in data/models/,
+    the given chips; ``model`` and ``chip`` as any spelling the catalog accepts."""
+    from .. import llm
+    from ..hardware import get_accelerator
+
+    style = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width=width))
+    return {"model": ipywidgets.Dropdown(options=llm.list_models(), value=llm.get_model(model).name,
+                                         description="model", **style),
+            "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
+                                        value=get_accelerator(chip).name, description="chip", **style)}
+
+
 def reachable(control):
     """The values a slider can take, in order (for tests: a default must be one of them)."""
     if isinstance(control, ipywidgets.SelectionSlider):

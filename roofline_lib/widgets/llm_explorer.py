@@ -11,7 +11,7 @@ from .. import llm
 from ..hardware import get_accelerator
 from ..plotting import format_axes, roof_curve
 from ..roofline import estimate
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
+from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
 
 DTYPES = ("bf16", "fp8", "int8", "int4")
 
@@ -24,10 +24,7 @@ class LLMExplorer(Explorer):
                  kv_dtype="bf16", chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X")):
         dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="260px"))
         controls = {
-            "model": ipywidgets.Dropdown(options=llm.list_models(), value=llm.get_model(model).name,
-                                         description="model", **dropdown),
-            "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
-                                        value=get_accelerator(chip).name, description="chip", **dropdown),
+            **model_and_chip(model, chip, chips, width="260px"),
             "batch": int_log_slider("batch", 1, 1024, batch, per_octave=2),  # whole sequences
             "context": int_log_slider("context", 128, 131072, context, per_octave=2),
             "weight_dtype": ipywidgets.Dropdown(options=DTYPES, value=weight_dtype, description="weights",

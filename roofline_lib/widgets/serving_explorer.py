@@ -12,7 +12,7 @@ from .. import llm, serving
 from ..hardware import get_accelerator
 from ..plotting import format_axes, roof_curve
 from ..roofline import estimate
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
+from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
 
 CONTIGUOUS_MAX_LEN = 4096  # positions a contiguous allocator reserves per sequence (the engine's maximum length)
 TPOT_SLO = 50e-3  # the SLO line drawn on the curve
@@ -26,13 +26,9 @@ class ServingExplorer(Explorer):
 
     def __init__(self, model="Llama-2-7B", chip="A100 80GB SXM4", batch=32, prompt_len=512, output_len=256,
                  chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X", "L40S")):
-        dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="210px"))
         small = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="200px"))
         controls = {
-            "model": ipywidgets.Dropdown(options=llm.list_models(), value=llm.get_model(model).name,
-                                         description="model", **dropdown),
-            "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
-                                        value=get_accelerator(chip).name, description="chip", **dropdown),
+            **model_and_chip(model, chip, chips, width="210px"),
             "batch": int_log_slider("requests in flight", 1, 2048, batch),
             "prompt_len": int_log_slider("prompt", 16, 32768, prompt_len),
             "output_len": int_log_slider("output", 16, 2**13, output_len),
