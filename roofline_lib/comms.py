@@ -132,9 +132,10 @@ def alltoall_bytes(per_chip_bytes, n_chips):
 LINKS = {"nvlink": "interconnect_bandwidth", "pcie": "host_link_bandwidth"}
 LINK_ALIASES = {"interconnect": "nvlink", "nvlink": "nvlink", "pcie": "pcie", "host": "pcie"}
 
-# NCCL's own cost model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel): a collective by ring
-# with the low-latency LL protocol costs baseLat 6.6 us plus hwLat per ring step, 0.6 us over
-# NVLink and 1.0 us over PCI; an all-reduce takes 2(n - 1) steps, an all-gather n - 1.
+# NCCL's own cost model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel, as at upstream commit
+# b6475625): a collective by ring with the low-latency LL protocol costs baseLat 6.6 us plus hwLat per
+# ring step, 0.6 us over NVLink and 1.0 us over PCI; an all-reduce takes 2(n - 1) steps, an all-gather
+# n - 1. (NCCL 2.7's table had 3.6 us and 0.47 us: the figures are NCCL's estimates and change with it.)
 NCCL_BASE_LATENCY = 6.6e-6
 NCCL_STEP_LATENCY = {"nvlink": 0.6e-6, "pcie": 1.0e-6}
 
