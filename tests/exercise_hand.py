@@ -92,3 +92,19 @@ def asked_in_notebook(chapter):
         if cell["cell_type"] == "code":
             used |= set(re.findall(r"""exercises\.check\(\s*["']([^"']+)["']""", "".join(cell["source"])))
     return used
+
+
+def chapter_tests(chapter, hand, context=None):
+    """The two tests every chapter's file runs, made once here: each question's expected value is its hand
+    value (``context``: keyword arguments for questions on the reader's measurement), and every question of
+    the chapter has one. Use: ``test_hand_values, test_every_question_has_a_hand_value = chapter_tests(...)``."""
+    context = context or {}
+
+    @pytest.mark.parametrize("qid, value", sorted(hand.items()))
+    def test_hand_values(qid, value):
+        assert_hand_value(qid, value, **context.get(qid, {}))
+
+    def test_every_question_has_a_hand_value():
+        assert set(hand) == chapter_ids(chapter)
+
+    return test_hand_values, test_every_question_has_a_hand_value

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from exercise_hand import asked_in_notebook, assert_hand_value, chapter_ids
+from exercise_hand import asked_in_notebook, chapter_ids, chapter_tests
 
 import roofline_lib as rl
 from roofline_lib.exercises import check
@@ -30,13 +30,7 @@ HAND = {
 }
 
 
-@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
-def test_expected_value_is_the_hand_value(qid, value):
-    assert_hand_value(qid, value)
-
-
-def test_every_question_has_a_hand_value():
-    assert set(HAND) == chapter_ids("01")
+test_hand_values, test_every_question_has_a_hand_value = chapter_tests("01", HAND)
 
 
 def test_hand_values_are_what_the_text_says():

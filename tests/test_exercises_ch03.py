@@ -2,7 +2,7 @@
 figures A100 80GB SXM4 312 TFLOP/s bf16 over 2.039 TB/s, H100 SXM5 795 over 3.35, H200 SXM 989.4 over 4.8."""
 
 import pytest
-from exercise_hand import asked_in_notebook, assert_hand_value, chapter_ids
+from exercise_hand import asked_in_notebook, chapter_ids, chapter_tests
 
 from roofline_lib.exercises import check
 
@@ -27,13 +27,7 @@ HAND = {
 }
 
 
-@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
-def test_expected_value_is_the_hand_value(qid, value):
-    assert_hand_value(qid, value)
-
-
-def test_every_question_has_a_hand_value():
-    assert set(HAND) == chapter_ids("03")
+test_hand_values, test_every_question_has_a_hand_value = chapter_tests("03", HAND)
 
 
 def test_hand_values_match_published_figures():

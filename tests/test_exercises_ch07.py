@@ -5,7 +5,7 @@ figures: H200 SXM fp64 (tensor) 67 TFLOP/s, 4.8 TB/s; H100 SXM5 989.4 TFLOP/s bf
 import math
 
 import pytest
-from exercise_hand import assert_hand_value, chapter_ids
+from exercise_hand import chapter_tests
 
 import roofline_lib as rl
 from roofline_lib.exercises import check
@@ -30,13 +30,7 @@ CONTEXT = {"07.vector_add_time": MEASURED, "07.smallest_compute_bound_matmul": M
            "07.diagnosis": DIAGNOSIS, "07.h200_ridge_ratio": MEASURED, "07.design_stream_elements": LLC}
 
 
-@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
-def test_expected_value_is_the_hand_value(qid, value):
-    assert_hand_value(qid, value, **CONTEXT.get(qid, {}))
-
-
-def test_every_question_has_a_hand_value():
-    assert set(HAND) == chapter_ids("07")
+test_hand_values, test_every_question_has_a_hand_value = chapter_tests("07", HAND, CONTEXT)
 
 
 def test_on_a_made_up_machine():

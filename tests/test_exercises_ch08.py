@@ -3,7 +3,7 @@ counts of a Llama-3-8B step (12 per layer x 32 + 3 eager, 5 x 32 + 2 fused), and
 989.4 TFLOP/s bf16, 4.8 TB/s; H100 SXM5 3.35 TB/s."""
 
 import pytest
-from exercise_hand import LLAMA_3_8B, assert_hand_value, chapter_ids, decode_step_bytes, memory_bound_time
+from exercise_hand import LLAMA_3_8B, chapter_tests, decode_step_bytes, memory_bound_time
 
 import roofline_lib as rl
 from roofline_lib.exercises import check
@@ -29,13 +29,7 @@ HAND = {
 CONTEXT = {"08.calls_per_second": {"overhead": 0.5e-6}}
 
 
-@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
-def test_expected_value_is_the_hand_value(qid, value):
-    assert_hand_value(qid, value, **CONTEXT.get(qid, {}))
-
-
-def test_every_question_has_a_hand_value():
-    assert set(HAND) == chapter_ids("08")
+test_hand_values, test_every_question_has_a_hand_value = chapter_tests("08", HAND, CONTEXT)
 
 
 def test_launch_questions_by_hand():

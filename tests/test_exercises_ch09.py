@@ -3,7 +3,7 @@ NCCL's latency model (NVIDIA/nccl src/graph/tuning.cc), shapes from the model ca
 NVLink 900 GB/s both directions (450 each way), PCIe Gen5 x16 128 GB/s both (64 each way)."""
 
 import pytest
-from exercise_hand import assert_hand_value, chapter_ids
+from exercise_hand import chapter_tests
 
 import roofline_lib as rl
 from roofline_lib.exercises import check
@@ -27,13 +27,7 @@ HAND = {
 }
 
 
-@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
-def test_expected_value_is_the_hand_value(qid, value):
-    assert_hand_value(qid, value)
-
-
-def test_every_question_has_a_hand_value():
-    assert set(HAND) == chapter_ids("09")
+test_hand_values, test_every_question_has_a_hand_value = chapter_tests("09", HAND)
 
 
 def test_collective_questions_by_hand():

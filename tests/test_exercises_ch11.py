@@ -3,8 +3,7 @@ a speculative verify step, and paged KV on an H100 SXM5 (81,559 MiB as nvidia-sm
 
 import math
 
-import pytest
-from exercise_hand import assert_hand_value, chapter_ids
+from exercise_hand import chapter_tests
 
 import roofline_lib as rl
 from roofline_lib import serving
@@ -25,13 +24,7 @@ HAND = {
 }
 
 
-@pytest.mark.parametrize("qid, value", sorted(HAND.items()))
-def test_expected_value_is_the_hand_value(qid, value):
-    assert_hand_value(qid, value)
-
-
-def test_every_question_has_a_hand_value():
-    assert set(HAND) == chapter_ids("11")
+test_hand_values, test_every_question_has_a_hand_value = chapter_tests("11", HAND)
 
 
 def test_serving_questions_by_hand():
