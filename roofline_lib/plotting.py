@@ -6,6 +6,7 @@ import numpy as np
 from matplotlib import pyplot as plt
 from matplotlib.path import Path
 from matplotlib.ticker import EngFormatter, FuncFormatter
+from matplotlib.transforms import Bbox
 
 from .hardware import get_accelerator
 from .roofline import attainable_flops
@@ -32,7 +33,8 @@ RIDGE_SIDES = (((4, 6), "left", "bottom"), ((4, -6), "left", "top"), ((4, 18), "
 # in the order they are tried. Below-right first: a point on (or under) a roof has the roof above it
 # to the right, since a roof never falls as intensity grows; above-left next, for a point above a roof.
 BESIDE = (((5, -5), "left", "top"), ((-5, 5), "right", "bottom"), ((5, 5), "left", "bottom"),
-          ((-5, -5), "right", "top"))
+          ((-5, -5), "right", "top"), ((8, 0), "left", "center"), ((-8, 0), "right", "center"),
+          ((5, -16), "left", "top"), ((-5, -16), "right", "top"))  # then beside, then a line lower (points crowd)
 
 
 def crosses(box, line):
@@ -45,6 +47,27 @@ def crosses(box, line):
     xy = line.get_transform().transform(xy)
     xy = xy[np.isfinite(xy).all(axis=1)]
     return len(xy) > 1 and Path(xy).intersects_bbox(box, filled=False)
+
+
+def marker_boxes(ax, renderer):
+    """Display boxes of the markers ``ax`` draws (ridge dots, workload squares, measured stars): a label laid
+    on a marker hides the point it should name. A little smaller than the marker's square, since a dot or a
+    star does not fill it."""
+    boxes = []
+    for line in ax.get_lines():
+        if line.get_marker() in (None, "None", "none", "", " ") or not line.get_visible():
+            continue
+        half = 0.4 * line.get_markersize() * renderer.points_to_pixels(1.0)
+        xy = np.column_stack([np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)])
+        for x, y in line.get_transform().transform(xy):
+            if np.isfinite(x) and np.isfinite(y):
+                boxes.append(Bbox.from_extents(x - half, y - half, x + half, y + half))
+    return boxes
+
+
+def ridge_text(ridge):
+    """'ridge 153', or 'ridge 1.3' below 10 FLOP/byte, where a whole number would be far off."""
+    return f"ridge {ridge:.0f}" if ridge >= 10 else f"ridge {ridge:.1f}"
 
 
 def place_beside(label, avoid_lines=(), avoid_boxes=(), options=BESIDE):
@@ -103,7 +126,7 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
     if not chips:
         raise ValueError("roofline_plot needs at least one accelerator")
     if ax is None:
-        fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+        fig, ax = plt.subplots(figsize=(7.8, 4.9), layout="constrained")  # <= 880 px at 110 dpi, labels included
     else:
         fig = ax.figure
     format_axes(ax)
@@ -115,7 +138,7 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
         ax.plot(x, y, color=colour, lw=2, label=f"{hw.name} ({dtype})")
         ridge = hw.ridge_point(dtype)
         ax.plot([ridge], [hw.peak_flops(dtype)], "o", color=colour)
-        ridge_labels.append(ax.annotate(f"ridge {ridge:.0f}", (ridge, hw.peak_flops(dtype)), textcoords="offset points",
+        ridge_labels.append(ax.annotate(ridge_text(ridge), (ridge, hw.peak_flops(dtype)), textcoords="offset points",
                                         xytext=RIDGE_SIDES[0][0], ha=RIDGE_SIDES[0][1], va=RIDGE_SIDES[0][2],
                                         fontsize=8, color=colour))
         if achieved and hw.measured and dtype in hw.achieved().peak_flops_by_dtype:
@@ -148,7 +171,7 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
         fig.get_layout_engine().execute(fig)
     lines = [line for line in ax.get_lines() if line.get_linestyle() not in ("None", "")]
     renderer = fig._get_renderer()
-    placed = [ax.get_legend().get_window_extent(renderer)]
+    placed = [ax.get_legend().get_window_extent(renderer), *marker_boxes(ax, renderer)]
     placed += [t.get_window_extent(renderer) for t in ax.texts
                if t.get_text() and t not in labels and t not in ridge_labels]
     for text in ridge_labels:
