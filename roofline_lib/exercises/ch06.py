@@ -49,8 +49,9 @@ QUESTIONS = [
              "kernel streaming its bytes at full bandwidth would give.", lambda: _int4_speedup(),
              unit="x", hint="Weights dominate the bytes, but the KV cache and activations do not shrink."),
     Question("06.fused_mlp_bytes_8b", "Bytes (MB, 1e6) that fusing Llama-3-8B's gated MLP (hidden 4,096, "
-             "intermediate 14,336) saves for 4,096 tokens in bf16: count all the traffic the unfused chain adds (x read once more, and the "
-             "intermediates of gate, up, SiLU, multiply and down), unfused vs fused.", lambda: _fusion_saving_8b(), unit="MB",
+             "intermediate 14,336) saves for 4,096 tokens in bf16: count all the traffic the unfused chain "
+             "adds (x read once more, and the intermediates of gate, up, SiLU, multiply and down), unfused vs "
+             "fused.", lambda: _fusion_saving_8b(), unit="MB",
              hint="Unfused, x is read twice and four [tokens, 14336] arrays cross memory 8 times; fused, only P "
                   "is written and read."),
     Question("06.flash_decoding_13b", "Llama-2-13B (40 heads), batch 1, context 32,768 on an H100 SXM (132 SMs): by "
@@ -71,9 +72,9 @@ QUESTIONS = [
                        "fp8 kv": "fp8 halves the 8.6 GB of KV cache, but 15 GB of bf16 weights still take 4.5 ms "
                                  "alone.",
                        "none": "int4 weights are 3.8 GB instead of 15 GB: count the step again."}),
-    Question("06.explain_int4_gap", "Explain: gpt-fast's int4 Llama-2-7B moves under a third of the bf16 weight "
-             "bytes (a quarter, plus its group-32 scales and zero points) but runs only 1.88x faster. The main reason: 'dequantisation', 'kv cache', 'compute-bound' or "
-             "'bandwidth'?", lambda: "dequantisation", kind="choice",
+    Question("06.explain_int4_gap", "Explain: gpt-fast's int4 Llama-2-7B moves under a third of the bf16 "
+             "weight bytes (a quarter, plus its group-32 scales and zero points) but runs only 1.88x faster. "
+             "The main reason: 'dequantisation', 'kv cache', 'compute-bound' or 'bandwidth'?", lambda: "dequantisation", kind="choice",
              choices=("dequantisation", "kv cache", "compute-bound", "bandwidth"),
              aliases={"dequantization": "dequantisation"},
              feedback={"kv cache": "at batch 1 and ~100 positions the KV cache is a few MB against 4.1 GB of int4 "
