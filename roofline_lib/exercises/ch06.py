@@ -74,7 +74,8 @@ QUESTIONS = [
                        "none": "int4 weights are 3.8 GB instead of 15 GB: count the step again."}),
     Question("06.explain_int4_gap", "Explain: gpt-fast's int4 Llama-2-7B moves under a third of the bf16 "
              "weight bytes (a quarter, plus its group-32 scales and zero points) but runs only 1.88x faster. "
-             "The main reason: 'dequantisation', 'kv cache', 'compute-bound' or 'bandwidth'?", lambda: "dequantisation", kind="choice",
+             "The main reason: 'dequantisation', 'kv cache', 'compute-bound' or 'bandwidth'?",
+             lambda: "dequantisation", kind="choice",
              choices=("dequantisation", "kv cache", "compute-bound", "bandwidth"),
              aliases={"dequantization": "dequantisation"},
              feedback={"kv cache": "at batch 1 and ~100 positions the KV cache is a few MB against 4.1 GB of int4 "
