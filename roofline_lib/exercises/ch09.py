@@ -80,8 +80,10 @@ QUESTIONS = [
              "idle time (fill and drain) at or below 10 % of the step.", _bubble_microbatches, rtol=0,
              unit="microbatches", hint="idle share = (n - 1) / (m + n - 1)"),
     Question("09.ep_alltoall_bytes", "Mixtral-8x7B decode, batch 64 (8 sequences per chip), experts spread over "
-             "8 x H100: bytes each chip sends per step in the all-to-alls (bf16 activations).", _ep_bytes, unit="B",
-             hint="2 all-to-alls per MoE layer; each token's hidden vector goes to 2 experts, 7/8 of them elsewhere"),
+             "8 x H100, uniform routing: 1/8 of the routed copies stay on their own chip. Bytes each chip sends per "
+             "step in the all-to-alls (bf16 activations).", _ep_bytes, unit="B",
+             hint="2 all-to-alls per MoE layer; each token's hidden vector goes to 2 experts, and 7/8 of those "
+                  "copies leave the chip"),
     Question("09.replicas_or_tp", "Llama-2-7B, batch 64, context 4096 on 8 x H100 SXM (NVLink): is a decode step "
              "faster as 8 'replicas' (8 sequences each) or 'tensor' parallel over 8 (communication not hidden)?",
              _replicas_or_tp, kind="choice", choices=("replicas", "tensor")),

@@ -25,7 +25,7 @@ def _price_slip():
 
 
 def _spec_pays():
-    s = serving.speculative("llama-2-7b", "A100", batch=1024, context=128, k=4, acceptance=0.6)
+    s = serving.speculative("llama-2-7b", "A100", batch=128, context=512, k=4, acceptance=0.6)
     return "pays" if s.speedup > 1 else "does not pay"
 
 
@@ -40,13 +40,16 @@ QUESTIONS = [
              "1500 positions, equally often; pages of 16 tokens. How many sequences' KV caches fit beside the "
              "weights?", lambda: serving.kv_fit("llama-2-7b", "H100 SXM", [300, 900, 1500], 4096).paged_batch,
              rtol=0, unit="sequences", hint="mean positions per sequence in whole pages, times bytes per position"),
-    Question("11.spec_pays", "Predict: Llama-2-7B bf16 on an A100 80GB, batch 1024 at context 128: speculative "
+    Question("11.spec_pays", "Predict: Llama-2-7B bf16 on an A100 80GB, batch 128 at context 512: speculative "
              "decoding with k = 4 and acceptance 0.6 (a draft that costs nothing). Does it 'pays' or 'does not pay'?",
              _spec_pays, kind="choice", choices=("pays", "does not pay"),
-             hint="is the verify step of 5 positions per sequence still memory-bound at this batch?",
-             feedback={"pays": "at batch 1024 a plain decode step is already near the A100's ridge, so verifying 5 "
-                               "positions per sequence is compute-bound and costs about 5 plain steps, for about 2.3 "
-                               "tokens per sequence: it pays only while the verify step stays memory-bound."}),
+             hint="what does each step read besides the weights at this batch and context, and is the verify step "
+                  "of 5 positions per sequence much slower than a plain step?",
+             feedback={"does not pay": "at context 512 each step reads 34 GB of KV cache besides 13.5 GB of weights "
+                                       "(about 24 ms at 2.04 TB/s), and the verify step's 5 x 128 tokens need about "
+                                       "28 ms of compute: barely more than a plain step, for about 2.3 tokens per "
+                                       "sequence. The table's batch 256 was at context 128, where the weights are "
+                                       "most of the bytes."}),
     Question("11.slo_chip", "Design: Llama-2-13B bf16, 1024 prompt and 256 output tokens, TPOT at most 50 ms under "
              "continuous batching: which chip serves a million output tokens cheapest at $1.80 (A100 80GB SXM4), "
              "$2.50 (H100 SXM5) and $3.50 (H200 SXM) per hour: 'a100', 'h100' or 'h200'?", _slo_chip, kind="choice",
