@@ -1,6 +1,6 @@
 """Chapter 02's questions (the roofline) against hand computations from datasheet figures:
 A100 80GB SXM4 312 TFLOP/s dense bf16, 2.039 TB/s; H100 SXM5 989.4 TFLOP/s, 3.35 TB/s; H200 SXM 989.4 TFLOP/s,
-4.8 TB/s (measured: 4.0 TB/s); MI300X 5.3 TB/s; B200 7.7 TB/s."""
+4.8 TB/s; A100 measured (stas00/ml-engineering): 271.2 TFLOP/s, 1.6 TB/s; MI300X 5.3 TB/s; B200 7.7 TB/s."""
 
 import pytest
 from exercise_hand import asked_in_notebook, chapter_ids, chapter_tests
@@ -14,7 +14,8 @@ HAND = {
                                                              # slowest above it (H100 3.35, MI300X 5.3, B200 7.7)
     "02.roof_cap_slip": "peak",                              # 4.8e15 > 989.4e12: the flat roof was forgotten
     "02.h200_no_speedup": "high",                            # 1000 > 295 and 206: the same peak on both chips
-    "02.achieved_fraction_h200": 4.0 / 4.8,                  # 100 FLOP/B is below both ridges (199, 206)
+    "02.achieved_fraction_a100": 1.6 * 160 / 312,            # 160 FLOP/B: past the datasheet ridge (153), the
+                                                             # flat 312; below the measured one (170), 1.6 x 160
 }
 
 
@@ -29,6 +30,8 @@ def test_hand_values_match_published_figures():
 @pytest.mark.parametrize("qid, wrong", [
     ("02.roof_cap_slip", "units"),                                # byte/s x FLOP/byte is FLOP/s: not the slip
     ("02.predict_fusion_a100", 400 / 20),                         # the intensity ratio, past the flat roof
+    ("02.achieved_fraction_a100", 1.6 / 2.039),                   # the bandwidth ratio: both roofs on the slope
+    ("02.achieved_fraction_a100", 271.2 / 312),                   # the compute ratio: both roofs flat
 ])
 def test_the_sources_slips_are_rejected(qid, wrong):
     assert not check(qid, wrong).correct

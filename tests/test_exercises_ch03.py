@@ -19,7 +19,7 @@ HAND = {
     "03.limit_fp8_bf16_ffn": 2 * 4096 * 14336 / (14336 + 2 * 4096),  # erratum 3: 5213, not 2NK/(N+K) = 6372
     "03.gemv_bound": "memory",                               # about 1 FLOP/B
     "03.critical_M_a100_fp16": _critical_m(A100_RIDGE, 4096, 14336),
-    "03.bytes_b200_example": 2 * (64 * 4096 + 4096 * 8192 + 64 * 8192),   # ~69e6, the scaling book's figure
+    "03.bytes_b200_example": 2 * (64 * 4096 + 4096 * 8192 + 64 * 8192),   # ~69e6 byte
     "03.reuse_predict": 32 * 8192 / (32 + 8192 + 32),       # MNK / (MN + NK + MK) at N = K: 31.75, about M
     "03.tile_design": 512,                                   # m_t / 2 >= 795 / 3.35 = 237.3: m_t >= 475 -> 512
     "03.batch_doubling": (128 + 8192 + 128) / (64 + 8192 + 64),   # memory-bound: bytes ratio, 1.0154

@@ -11,7 +11,7 @@ BOUND_CHOICES = ("compute", "memory")
 KERNEL_FLOPS, KERNEL_BYTES = 4e12, 10e9
 
 
-# The chapter's example kernel on the H200, for 01.predict_a100_lower ... 01.slow_kernel
+# The chapter's example kernel (H200, A100 40GB), for 01.predict_a100_lower ... 01.slow_kernel
 EXAMPLE_FLOPS, EXAMPLE_BYTES = 1.8e12, 10e9
 MEASURED_EXAMPLE = 5.1e-3          # seconds, the "measured" time of 01.slow_kernel
 
@@ -76,13 +76,13 @@ QUESTIONS = [
     ),
     Question(
         "01.predict_a100_lower",
-        "Predict: the chapter's example kernel (1.8e12 FLOP, 10 GB, bf16) on an A100 80GB SXM4 instead of the "
-        "H200: its lower-bound time, in seconds.",
-        lambda: float(estimate(_example(), "A100 80GB SXM4").lower),
+        "Predict: the chapter's example kernel (1.8e12 FLOP, 10 GB, bf16) on an A100 40GB SXM4 (312 TFLOP/s dense "
+        "bf16, 1.555 TB/s) instead of the A100 80GB SXM4: its lower-bound time, in seconds.",
+        lambda: float(estimate(_example(), "A100 40GB SXM4").lower),
         unit="s",
-        hint="T_lower = max(F / P, Q / B_mem) with the A100's 312 TFLOP/s and 2.039 TB/s",
-        hints=("the A100 has a third of the H200's peak but less than half its bandwidth: which term wins now?",
-               "T_math = 1.8e12 / 312e12, T_mem = 10e9 / 2.039e12; the lower bound is the larger one"),
+        hint="T_lower = max(F / P, Q / B_mem) with the A100 40GB's 312 TFLOP/s and 1.555 TB/s",
+        hints=("the 40GB part has the 80GB part's peak but less bandwidth: which term wins now?",
+               "T_math = 1.8e12 / 312e12, T_mem = 10e9 / 1.555e12; the lower bound is the larger one"),
     ),
     Question(
         "01.fuse_bytes_h200",

@@ -45,11 +45,15 @@ QUESTIONS = [
         hint="min(peak, bandwidth x intensity): which of the two is smaller at 50 FLOP/B?",
     ),
     Question(
-        id="02.achieved_fraction_h200",
+        id="02.achieved_fraction_a100",
         prompt="Multi-step: with the published measured ceilings (hw.achieved()), what fraction of the datasheet "
-               "attainable throughput does an H200 reach at intensity 100 FLOP/B (bf16)?",
-        expected=lambda: _attainable(100, rl.get_accelerator("H200").achieved()) / _attainable(100, "H200"),
-        hint="at 100 FLOP/B both roofs are on their sloped (bandwidth) part.",
+               "attainable throughput does an A100 80GB SXM4 reach at intensity 160 FLOP/B (bf16)?",
+        expected=lambda: _attainable(160, rl.get_accelerator("A100").achieved()) / _attainable(160, "A100"),
+        hint="160 FLOP/B lies between the datasheet ridge (153) and the measured one (170): each roof is on a "
+             "different part.",
+        hints=("which part of each roof is 160 FLOP/B on? Compare it with both ridges.",
+               "datasheet: min(312e12, 2.039e12 x 160), the flat roof; measured: min(271.2e12, 1.6e12 x 160), "
+               "the slope; divide the second by the first."),
     ),
     Question(
         id="02.predict_fusion_a100",

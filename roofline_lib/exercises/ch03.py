@@ -48,15 +48,21 @@ QUESTIONS = [
     ),
     Question(
         id="03.critical_M_a100_fp16",
-        prompt="Multi-step: the same for the A100 80GB SXM4 in fp16 with N = 4096, K = 14336 (an FFN projection).",
+        prompt="Multi-step: the critical M (rows, tokens) at which an fp16 matmul [M, K] @ [K, N] with N = 4096, "
+               "K = 14336 (an FFN projection of Llama-3-8B) reaches the A100 80GB SXM4's fp16 ridge point: solve "
+               "intensity(M) = ridge.",
         expected=lambda: _critical_M("A100", 4096, 14336, dtype="fp16"),
         unit="rows",
+        hint="in fp16 the intensity is MNK / (MN + NK + MK); set it equal to the ridge R and solve for M.",
+        hints=("the intensity grows with M; where does it reach the A100's fp16 ridge (312e12 / 2.039e12)?",
+               "M* = R N K / (N K - R (N + K)) with R = 312e12 / 2.039e12, N = 4096, K = 14336."),
     ),
     Question(
         id="03.bytes_b200_example",
-        prompt="Bytes moved by the bf16 matmul [64, 4096] @ [4096, 8192] (the scaling book's B200 example).",
+        prompt="Bytes moved by the bf16 matmul [64, 4096] @ [4096, 8192], reading both inputs and writing the output "
+               "once.",
         expected=lambda: rl.matmul(64, 8192, 4096).bytes,
-        unit="B",
+        unit="byte",
         hint="2MK + 2KN + 2MN with M = 64, K = 4096, N = 8192.",
     ),
     Question(
