@@ -49,9 +49,6 @@ class LogSlider(ipywidgets.SelectionSlider):
         return super()._validate_value(type(proposal)(proposal, value=value))
 
 
-IntLogSlider = LogSlider  # the same widget; int_log_slider gives it whole numbers
-
-
 def log_slider(description, low, high, value, *, base=10, step=None, readout_format=None, **kwargs):
     """A slider from about ``low`` to ``high`` in steps of ``step`` in the exponent (base ``base``; 200 steps
     over the range by default), laid through ``value``: the default is exactly one of its steps.
