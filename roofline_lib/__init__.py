@@ -1,36 +1,58 @@
 """roofline_lib: the numbers behind the Roofline course.
 
-Light to import: sympy, matplotlib and ipywidgets load only with the
-submodules that need them (``rl.symbolic``, ``rl.plotting``, ``rl.widgets``).
+The library is a house of rooms, each a subpackage with one topic, importing only the rooms below it
+(checked by import-linter, ``.importlinter``):
+
+    core       units, input checks, number formats, data catalogs
+    specs      accelerators and models, read from data/
+    roofline   workloads, time bounds, the diagnosis rule, sympy derivations
+    llm        a transformer step as kernels: prefill, decode, memory, fusion, occupancy
+    multichip  collectives and parallelism
+    serving    whole requests, continuous batching, serving techniques
+    measure    this machine: system facts, timed kernels, its roofline, the launch queue
+    reality    published measurements beside the bound
+    plotting, widgets, exercises, teach   figures, live explorers, self-checks, the teacher's tools
+
+Light to import: ``core``, ``specs`` and ``roofline`` load at once; every other room on first use
+(``rl.llm``, ``rl.serving`` ...), and sympy, matplotlib and ipywidgets only with the rooms that need them.
 """
 
 import importlib
 
-from . import units
-from .dtypes import BYTES_PER_ELEMENT, bytes_per_element
-from .hardware import Accelerator, get_accelerator, list_accelerators, load_accelerator
-from .roofline import Estimate, attainable_flops, estimate, mbu, mfu
-from .units import eng
-from .workloads import Workload, attention, dot, elementwise, matmul, vector_add
+from .core import units
+from .core.dtypes import BYTES_PER_ELEMENT, bytes_per_element
+from .core.units import eng
+from .roofline.bounds import Estimate, attainable_flops, estimate, mbu, mfu
+from .roofline.workloads import Workload, attention, dot, elementwise, matmul, vector_add
+from .specs.hardware import Accelerator, get_accelerator, list_accelerators, load_accelerator
 
-_LAZY = {"symbolic", "plotting", "widgets", "exercises", "measure", "llm", "comms", "measurements", "system",
-         "launch", "parallel", "serving"}
-# names reachable as rl.<name> that live in a lazy submodule (loaded on first use)
-_LAZY_NAMES = {"get_model": "llm", "list_models": "llm", "prefill": "llm", "decode_step": "llm",
-               "measured_vs_predicted": "measurements"}
+# rooms loaded on first use
+_ROOMS = {"core", "specs", "roofline", "llm", "multichip", "serving", "measure", "reality", "plotting", "widgets",
+          "exercises", "teach"}
+# short names the chapters use for a module inside a room: rl.comms is rl.multichip.collectives
+_SHORTCUTS = {
+    "comms": "multichip.collectives", "parallel": "multichip.parallel", "symbolic": "roofline.symbolic",
+    "diagnosis": "roofline.diagnosis", "fusion": "llm.fusion", "launch": "measure.launch",
+    "system": "measure.system", "measurements": "reality.records",
+}
+# names reachable as rl.<name> that live in a room loaded on first use
+_LAZY_NAMES = {"get_model": "specs.models", "list_models": "specs.models", "prefill": "llm.steps",
+               "decode_step": "llm.steps", "measured_vs_predicted": "reality.records"}
 
 
 def __getattr__(name):
-    if name in _LAZY:
+    if name in _ROOMS:
         return importlib.import_module(f".{name}", __name__)
+    if name in _SHORTCUTS:
+        return importlib.import_module(f".{_SHORTCUTS[name]}", __name__)
     if name in _LAZY_NAMES:
         return getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'roofline_lib' has no attribute {name!r}")
 
 
 def __dir__():
-    # the lazy submodules and names too, so tab completion finds rl.prefill, rl.exercises ...
-    return sorted(set(globals()) | _LAZY | set(_LAZY_NAMES))
+    # the lazy rooms, shortcuts and names too, so tab completion finds rl.prefill, rl.exercises ...
+    return sorted(set(globals()) | _ROOMS | set(_SHORTCUTS) | set(_LAZY_NAMES))
 
 
 __all__ = [

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from roofline_lib.catalog import Catalog, name_key, read_toml
+from roofline_lib.core.catalog import Catalog, name_key, read_toml
 
 
 @dataclasses.dataclass

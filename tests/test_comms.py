@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from roofline_lib import comms
+from roofline_lib.multichip import collectives as comms
 
 
 def simulate_ring_allreduce(data):

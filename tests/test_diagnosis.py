@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import diagnosis
+from roofline_lib.roofline import diagnosis
 
 
 def test_response_by_hand():
@@ -72,10 +72,6 @@ def test_bad_times_are_refused(bad):
 def test_factors_must_grow_the_work(bad):
     with pytest.raises(ValueError, match="must be > 1"):
         diagnosis.classify_response(1.0, 1.0, 1.0, bad, 2)
-
-
-def test_measure_forwards_the_same_rule():
-    assert rl.measure.classify_response is diagnosis.classify_response
 
 
 def test_classify_response_from_the_measure_tests():

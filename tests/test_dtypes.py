@@ -2,7 +2,7 @@
 
 import pytest
 
-from roofline_lib.dtypes import BYTES_PER_ELEMENT, bytes_per_element, canonical_dtype
+from roofline_lib.core.dtypes import BYTES_PER_ELEMENT, bytes_per_element, canonical_dtype
 
 # bits per element: IEEE 754 binary64, binary32, binary16; bfloat16 (16); OCP FP8 E4M3/E5M2 (8); int8, int4;
 # tf32 is a tensor-core mode whose operands are stored as fp32 (32)

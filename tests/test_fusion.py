@@ -3,7 +3,7 @@
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import fusion
+from roofline_lib.llm import fusion
 
 # ---------------------------------------------------------------- fused chains
 

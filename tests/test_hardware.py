@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import roofline_lib as rl
-from roofline_lib.hardware import load_accelerator
+from roofline_lib.specs.hardware import load_accelerator
 
 # Independent values: datasheet peaks and bandwidths (shared/reference/accelerators-sourced.csv)
 # and the worked ridge points of the course's sources (scaling book, seed errata).
@@ -93,7 +93,7 @@ def test_required_chips_are_present():
 
 
 def test_every_chip_names_a_source_for_every_figure():
-    paths = sorted((pathlib.Path(rl.hardware.ACCELERATOR_DIR)).glob("*.toml"))
+    paths = sorted((pathlib.Path(rl.specs.hardware.ACCELERATOR_DIR)).glob("*.toml"))
     assert len(paths) == len(rl.list_accelerators()) >= 15  # every chip's file, not an empty folder
     for path in paths:
         hw = load_accelerator(path)

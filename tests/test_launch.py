@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from roofline_lib import launch
+from roofline_lib.measure import launch
 
 
 def test_async_queue_by_hand():

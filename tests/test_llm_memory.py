@@ -3,7 +3,7 @@
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import llm_memory
+from roofline_lib.llm import memory as llm_memory
 
 # ---------------------------------------------------------------- memory fit
 

@@ -9,6 +9,7 @@ import pytest
 
 import roofline_lib as rl
 from roofline_lib import measure
+from roofline_lib.measure import system
 
 
 def test_measure_machine_refuses_before_allocating():
@@ -30,19 +31,19 @@ def _fake_cache(root, entries):
 def test_last_level_cache_reads_highest_level(tmp_path):
     _fake_cache(tmp_path, [(1, "Data", "48K"), (1, "Instruction", "64K"), (2, "Unified", "2048K"),
                            (3, "Unified", "30M")])
-    assert measure.cache_sizes(tmp_path) == {1: 48 * 1024, 2: 2048 * 1024, 3: 30 * 2**20}
-    size, source = measure.last_level_cache(tmp_path)
-    assert size == 30 * 2**20 and source.startswith("L3")
+    assert system.linux_caches(tmp_path) == {1: 48 * 1024, 2: 2048 * 1024, 3: 30 * 2**20}
+    size, source, notes = system.last_level_cache("linux", tmp_path)
+    assert size == 30 * 2**20 and source.startswith("L3") and not notes
 
 
 def test_last_level_cache_fallback_says_so(tmp_path):
-    size, source = measure.last_level_cache(tmp_path / "missing")
-    assert size == measure.FALLBACK_LLC_BYTES
-    assert "could not read" in source
+    size, source, notes = system.last_level_cache("linux", tmp_path / "missing")
+    assert size == system.FALLBACK_LLC_BYTES
+    assert "could not read" in notes[0]
 
 
 def test_memory_figures_are_plausible():
-    total, available = measure.total_memory(), measure.available_memory()
+    total, available = system.memory()[:2]
     assert 0 < available <= total
 
 
@@ -57,7 +58,7 @@ def test_measure_machine_tiny_run_gives_an_accelerator():
         assert np.isfinite(value) and value > 0
     assert hw.mem_bandwidth == max(p.bandwidth["add"], p.bandwidth["triad"])
     assert hw.peak_flops("fp64") == p.flops["fp64"]
-    assert hw.mem_capacity == measure.total_memory()
+    assert hw.mem_capacity == system.memory()[0]
     assert any("less than 4x the last-level cache" in w for w in p.warnings)
     assert len(p.timings["triad"].samples) == 3
     # it plugs into the roofline like a datasheet chip
@@ -76,7 +77,7 @@ def test_matmul_peak_is_the_best_over_sizes(monkeypatch):
         n = x.shape[0]
         return measure.Timing(np.array([1.0, 2.0]) * (1.0 if n == 64 else 1e-3))
 
-    monkeypatch.setattr(measure, "time_kernel", fake_time_kernel)
+    monkeypatch.setattr(measure.profile, "time_kernel", fake_time_kernel)
     best, n, timings = measure.measure_matmul_peak("fp32", (32, 64), repeats=2)
     assert n == 32 and best == 2 * 32**3 / 1e-3 and set(timings) == {32, 64}
 

@@ -3,7 +3,7 @@ bound never beats reality."""
 
 import pytest
 
-from roofline_lib import measurements as M
+from roofline_lib.reality import records as M
 
 COMPARISONS = M.measured_vs_predicted()
 

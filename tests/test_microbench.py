@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from roofline_lib import microbench
+from roofline_lib.measure import microbench
 
 # ---------------------------------------------------------------- byte counting (STREAM's rules, by hand)
 

@@ -7,8 +7,8 @@ import math
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import models
-from roofline_lib.models import load_model
+from roofline_lib.specs import models
+from roofline_lib.specs.models import load_model
 
 # ---------------------------------------------------------------- parameter counts
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from roofline_lib import occupancy
+from roofline_lib.llm import occupancy
 
 
 def test_occupancy_model():

@@ -19,13 +19,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CHECK = r"""
 import pathlib, sys
 import roofline_lib as rl
-from roofline_lib import hardware
+from roofline_lib.core import catalog
 
 here = pathlib.Path(rl.__file__).resolve()
 assert "site-packages" in here.parts, f"imported the checkout, not the wheel: {here}"
-assert hardware.DATA_DIR == here.parent / "data", hardware.DATA_DIR
+assert catalog.DATA_DIR == here.parent / "data", catalog.DATA_DIR
 chips = rl.list_accelerators()
-models = rl.llm.list_models()
+models = rl.specs.list_models()
 for name in chips:
     rl.get_accelerator(name)
 for name in models:

@@ -16,7 +16,7 @@ from matplotlib import pyplot as plt  # noqa: E402
 from matplotlib.path import Path  # noqa: E402
 
 import roofline_lib as rl  # noqa: E402
-from roofline_lib.hardware import Accelerator  # noqa: E402
+from roofline_lib.specs.hardware import Accelerator  # noqa: E402
 
 NOTEBOOKS = FilePath(__file__).resolve().parent.parent / "notebooks"
 MAX_WIDTH_PX = 880   # a notebook's output area in a 1366 px JupyterLab with the file browser open is ~930 px

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import parallel
-from roofline_lib.measurements import published_measurements
+from roofline_lib.multichip import parallel
+from roofline_lib.reality.records import published_measurements
 
 # Llama-2-70B from meta-llama/Llama-2-70b-hf config.json: 80 layers, hidden 8192, 8 KV heads of 128;
 # 68,976,648,192 parameters (the safetensors index total)
@@ -18,7 +18,7 @@ NCCL_BASE, NCCL_NVLINK, NCCL_PCI = 6.6e-6, 0.6e-6, 1.0e-6  # NVIDIA/nccl src/gra
 
 
 def test_llama_2_70b_tensor_parallel_on_8_h100_by_hand():
-    e = rl.comms.tp_decode_step(rl.get_model("llama-2-70b"), "H100 SXM", batch=1, context=4096, n_chips=8)
+    e = rl.parallel.tp_decode_step(rl.get_model("llama-2-70b"), "H100 SXM", batch=1, context=4096, n_chips=8)
     weights, kv = 2 * P70, 4096 * L70 * 2 * KV70 * 2
     assert e.t_mem == pytest.approx((weights + kv) / 8 / H100_BW, rel=0.02)
     assert e.sequential == e.t_math + e.t_mem + e.t_comm

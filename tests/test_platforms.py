@@ -12,7 +12,8 @@ import sys
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import measure, system
+from roofline_lib import measure
+from roofline_lib.measure import system
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import platform_sim  # noqa: E402

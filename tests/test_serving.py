@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import measurements, serving
+from roofline_lib.reality import records as measurements
+from roofline_lib import serving
 
 
 def lower(w, hw="A100"):

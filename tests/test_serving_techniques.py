@@ -4,7 +4,8 @@ prefix caching and disaggregation, against brute-force loops and hand numbers.""
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import llm, serving
+from roofline_lib import llm
+from roofline_lib import serving
 
 
 def lower(w, hw="A100"):

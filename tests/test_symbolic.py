@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import roofline_lib as rl
-from roofline_lib import symbolic as sym
-from roofline_lib.symbolic import B, G, H, H_kv, K, M, N, S, T, b, d_qk, d_v
+from roofline_lib.roofline import symbolic as sym
+from roofline_lib.roofline.symbolic import B, G, H, H_kv, K, M, N, S, T, b, d_qk, d_v
 
 
 def same(a, b):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from roofline_lib.validation import figure, figure_problem, positive
+from roofline_lib.core.checks import figure, figure_problem, positive
 
 
 @pytest.mark.parametrize("value, expected", [(3, 3), (2.5, 2.5), (np.int64(7), 7), (np.float32(0.5), 0.5),

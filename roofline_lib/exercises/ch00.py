@@ -1,9 +1,9 @@
 """Chapter 00: the demo question, warm-ups, and one question of each kind the chapters ask."""
 
-from ..dtypes import bytes_per_element
-from ..hardware import get_accelerator
-from ..roofline import estimate
-from ..workloads import matmul
+from ..core.dtypes import bytes_per_element
+from ..roofline.bounds import estimate
+from ..roofline.workloads import matmul
+from ..specs.hardware import get_accelerator
 from .core import Question
 
 # The matmul of 00.intensity_4096 ... 00.bound_h200: square, 4096 on each side, bf16.

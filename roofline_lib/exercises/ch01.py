@@ -1,8 +1,8 @@
 """Chapter 01 questions: time bounds, arithmetic intensity and the ridge point."""
 
-from ..hardware import get_accelerator
-from ..roofline import estimate
-from ..workloads import Workload
+from ..roofline.bounds import estimate
+from ..roofline.workloads import Workload
+from ..specs.hardware import get_accelerator
 from .core import Question
 
 BOUND_CHOICES = ("compute", "memory")

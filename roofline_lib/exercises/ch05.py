@@ -3,13 +3,14 @@
 import numpy as np
 
 from .. import llm
-from ..hardware import get_accelerator
-from ..roofline import estimate
+from ..roofline.bounds import estimate
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
 from .core import Question
 
 
 def _kv_llama3_70b():
-    return llm.get_model("llama-3-70b").kv_cache_bytes(16, 8192, "bf16") / 1e9
+    return get_model("llama-3-70b").kv_cache_bytes(16, 8192, "bf16") / 1e9
 
 
 def _critical_batch_8b_a100():
@@ -45,7 +46,7 @@ def _prefill_turns_memory_bound():
 
 def _kv_slip():
     """The step of the colleague's KV sum that is wrong: the one whose correction gives the right bytes."""
-    m = llm.get_model("llama-3-70b")
+    m = get_model("llama-3-70b")
     right = m.kv_cache_bytes(16, 8192, "bf16")
     per_token = {"kv heads": 2 * m.num_layers * m.num_kv_heads * m.head_dim * 2,   # the slip corrected
                  "k and v": 1 * m.num_layers * m.num_heads * m.head_dim * 2,

@@ -1,7 +1,7 @@
 """Chapter 06: optimisations as moves on the roofline."""
 
 from .. import llm
-from ..roofline import estimate
+from ..roofline.bounds import estimate
 from .core import Question
 
 
@@ -38,7 +38,7 @@ def _one_change_under_4ms():
 
 
 def _fp8_on_a100():
-    from ..hardware import get_accelerator
+    from ..specs.hardware import get_accelerator
 
     return "no fp8 peak" if "fp8" not in get_accelerator("A100").peak_flops_by_dtype else "nothing"
 

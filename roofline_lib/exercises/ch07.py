@@ -4,8 +4,10 @@ follows their machine and a grader can read the context back from the notebook."
 
 import math
 
-from .. import Accelerator, estimate, get_accelerator, matmul, vector_add
-from ..diagnosis import classify_response
+from ..roofline.bounds import estimate
+from ..roofline.diagnosis import classify_response
+from ..roofline.workloads import matmul, vector_add
+from ..specs.hardware import Accelerator, get_accelerator
 from .core import Question
 
 

@@ -1,6 +1,7 @@
 """Chapter 8: overhead-bound. Questions on measured numbers take the reader's overhead and bandwidth."""
 
-from .. import estimate, get_accelerator
+from ..roofline.bounds import estimate
+from ..specs.hardware import get_accelerator
 from .core import Question
 
 
@@ -9,20 +10,20 @@ def _calls_per_second(overhead):
 
 
 def _async_total(kernels=100, duration=3e-6, launch=5e-6):
-    from ..launch import simulate_queue
+    from ..measure.launch import simulate_queue
 
     return simulate_queue([duration] * kernels, launch).total
 
 
 def _decode_launch_bound(model="llama-3-8b", chip="H200", context=4096):
-    from ..launch import decode_kernel_count
-    from ..llm import decode_step
+    from ..llm.steps import decode_step
+    from ..measure.launch import decode_kernel_count
 
     return float(estimate(decode_step(model, 1, context), get_accelerator(chip)).lower) / decode_kernel_count(model)
 
 
 def _fused_graph_launch_time(model="llama-3-8b", graph_launch=70e-6 / 80):
-    from ..launch import decode_kernel_count
+    from ..measure.launch import decode_kernel_count
 
     return decode_kernel_count(model, fused=True) * graph_launch
 
@@ -32,15 +33,15 @@ def _h100_flat_region(launch=5e-6):
 
 
 def _idle_fraction(kernels=1000, duration=1.5e-6, launch=5e-6):
-    from ..launch import simulate_queue
+    from ..measure.launch import simulate_queue
 
     return simulate_queue([duration] * kernels, launch).idle_fraction
 
 
 def _batch_hiding_launches(model="llama-3-8b", chip="H200", context=4096, launch=10e-6):
     """Smallest batch whose decode step's roofline time is at least its eager launches (one per kernel)."""
-    from ..launch import decode_kernel_count
-    from ..llm import decode_step
+    from ..llm.steps import decode_step
+    from ..measure.launch import decode_kernel_count
 
     launches = decode_kernel_count(model) * launch
     hw = get_accelerator(chip)
@@ -49,7 +50,7 @@ def _batch_hiding_launches(model="llama-3-8b", chip="H200", context=4096, launch
 
 def _launches_matter_more(model="llama-3-8b", context=4096, launch=10e-6, graph_launch=70e-6 / 80):
     """Of four changes to the batch-1 H200 step, the one after which eager launches cost the largest share."""
-    from ..launch import decode_kernel_times, simulate_queue
+    from ..measure.launch import decode_kernel_times, simulate_queue
 
     def share(times, cost):
         return simulate_queue(times, cost).total / times.sum()
@@ -63,7 +64,7 @@ def _launches_matter_more(model="llama-3-8b", context=4096, launch=10e-6, graph_
 
 def _added_launches(kernels=1000, duration=2e-6, launch=5e-6):
     """The colleague's 1000 x (5 + 2) us: the synchronous sum, where asynchronous launches overlap the kernels."""
-    from ..launch import simulate_queue
+    from ..measure.launch import simulate_queue
 
     claimed = kernels * (launch + duration)
     return "overlap" if simulate_queue([duration] * kernels, launch).total < 0.9 * claimed else "nothing"

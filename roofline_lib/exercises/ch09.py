@@ -2,10 +2,15 @@
 
 import math
 
-from .. import get_accelerator
-from ..comms import allreduce_time_on, ring_allreduce_bytes, ring_allreduce_time, weight_gathered_crossover_tokens
-from ..models import get_model
-from ..parallel import ep_decode_step, replica_decode_step, tp_decode_step, tp_max_batch
+from ..multichip.collectives import (
+    allreduce_time_on,
+    ring_allreduce_bytes,
+    ring_allreduce_time,
+    weight_gathered_crossover_tokens,
+)
+from ..multichip.parallel import ep_decode_step, replica_decode_step, tp_decode_step, tp_max_batch
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
 from .core import Question
 
 

@@ -2,11 +2,11 @@
 
 import statistics
 
-from .. import measurements
-from ..hardware import get_accelerator
-from ..llm import decode_step
-from ..models import get_model
-from ..roofline import estimate
+from ..llm.steps import decode_step
+from ..reality import records as measurements
+from ..roofline.bounds import estimate
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
 from .core import Question
 
 HELD_OUT_TP4 = "gpt-fast-llama-2-70b-bf16-a100-tp4"

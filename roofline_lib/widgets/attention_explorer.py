@@ -10,10 +10,10 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter
 
-from ..dtypes import bytes_per_element
-from ..hardware import get_accelerator
-from ..roofline import attainable_flops, estimate
-from ..workloads import attention
+from ..core.dtypes import bytes_per_element
+from ..roofline.bounds import attainable_flops, estimate
+from ..roofline.workloads import attention
+from ..specs.hardware import get_accelerator
 from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
 from .roofline_explorer import COLOURS, RoofAxes
 

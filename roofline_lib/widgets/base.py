@@ -15,7 +15,7 @@ from matplotlib.ticker import NullLocator
 from matplotlib.transforms import offset_copy
 from traitlets import TraitError, validate
 
-from ..units import eng  # noqa: F401  (readouts in engineering notation; rl.widgets.eng is the same function)
+from ..core.units import eng  # noqa: F401  (readouts in engineering notation; rl.widgets.eng is the same function)
 
 
 def plain(x, figures=4):
@@ -91,11 +91,11 @@ def int_log_slider(description, low, high, value, *, per_octave=4, **kwargs):
 def model_and_chip(model, chip, chips, width="260px"):
     """The model and chip dropdowns the LLM and serving explorers share: every model in data/models/,
     the given chips; ``model`` and ``chip`` as any spelling the catalog accepts."""
-    from .. import llm
-    from ..hardware import get_accelerator
+    from ..specs.hardware import get_accelerator
+    from ..specs.models import get_model, list_models
 
     style = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width=width))
-    return {"model": ipywidgets.Dropdown(options=llm.list_models(), value=llm.get_model(model).name,
+    return {"model": ipywidgets.Dropdown(options=list_models(), value=get_model(model).name,
                                          description="model", **style),
             "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
                                         value=get_accelerator(chip).name, description="chip", **style)}

@@ -14,10 +14,10 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter, FuncFormatter
 
-from ..hardware import get_accelerator, list_accelerators
-from ..llm import list_models
-from ..models import get_model
-from ..parallel import tp_decode_step, tp_max_batch
+from ..llm.steps import list_models
+from ..multichip.parallel import tp_decode_step, tp_max_batch
+from ..specs.hardware import get_accelerator, list_accelerators
+from ..specs.models import get_model
 from .base import Explorer, eng, int_log_slider
 
 POINTS = 120

@@ -8,9 +8,10 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 
 from .. import llm
-from ..hardware import get_accelerator
-from ..plotting import format_axes, roof_curve
-from ..roofline import estimate
+from ..plotting.rooflines import format_axes, roof_curve
+from ..roofline.bounds import estimate
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
 from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
 
 DTYPES = ("bf16", "fp8", "int8", "int4")
@@ -64,12 +65,12 @@ class LLMExplorer(Explorer):
         times = llm.time_by_category(step, hw)
         # the bar axis ends at the next power of two, so small moves keep the static layer
         bar_end = 2.0 ** np.ceil(np.log2(1.1 * max(float(v) for v in times.values())))
-        static = (llm.get_model(model).name, hw.name, bar_end)
+        static = (get_model(model).name, hw.name, bar_end)
         if static != self._static:
             x, y = roof_curve(hw, "bf16", (0.3, 3e4))
             self.roof.set_data(x, y)
             self.roof.set_label(hw.name)
-            self.ax_roof.set_title(f"{llm.get_model(model).name} on {hw.name}", fontsize=10)
+            self.ax_roof.set_title(f"{get_model(model).name} on {hw.name}", fontsize=10)
             self.ax_bar.set_xlim(0, bar_end)
             self._static = static
             invalidate_background(self.fig)

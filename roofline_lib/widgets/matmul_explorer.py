@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipywidgets
 import numpy as np
 
-from ..hardware import get_accelerator
-from ..roofline import attainable_flops, estimate
-from ..workloads import matmul
+from ..roofline.bounds import attainable_flops, estimate
+from ..roofline.workloads import matmul
+from ..specs.hardware import get_accelerator
 from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
 from .roofline_explorer import RoofAxes
 
@@ -72,7 +72,7 @@ class MatmulExplorer(Explorer):
         if label not in self._critical:
             import sympy as sp
 
-            from .. import symbolic as sym
+            from ..roofline import symbolic as sym
 
             x, y, z = MATMUL_DTYPES[label]
             solution = sym.critical_M(x, y, z)

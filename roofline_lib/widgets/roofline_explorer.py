@@ -10,9 +10,9 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter
 
-from ..hardware import get_accelerator, list_accelerators
-from ..plotting import DEFAULT_INTENSITY_RANGE, format_axes, place_beside
-from ..roofline import attainable_flops, bound_at
+from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, format_axes, place_beside
+from ..roofline.bounds import attainable_flops, bound_at
+from ..specs.hardware import get_accelerator, list_accelerators
 from .base import Explorer, eng, invalidate_background, log_slider, moving
 
 INTENSITY_RANGE = DEFAULT_INTENSITY_RANGE

@@ -9,9 +9,10 @@ import numpy as np
 from matplotlib.ticker import EngFormatter
 
 from .. import llm, serving
-from ..hardware import get_accelerator
-from ..plotting import format_axes, roof_curve
-from ..roofline import estimate
+from ..plotting.rooflines import format_axes, roof_curve
+from ..roofline.bounds import estimate
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
 from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
 
 CONTIGUOUS_MAX_LEN = 4096  # positions a contiguous allocator reserves per sequence (the engine's maximum length)
@@ -92,13 +93,13 @@ class ServingExplorer(Explorer):
         positions = prompt_len + output_len
         cap = self._capacity(model, hw, positions, paged)
         if cap < 1:
-            raise ValueError(f"{llm.get_model(model).name} with {positions} positions per sequence does not fit "
+            raise ValueError(f"{get_model(model).name} with {positions} positions per sequence does not fit "
                              f"on {hw.name}")
-        static = (llm.get_model(model).name, hw.name, prompt_len, output_len, chunked, paged, k, acceptance)
+        static = (get_model(model).name, hw.name, prompt_len, output_len, chunked, paged, k, acceptance)
         if static != self._static:
             x, y = roof_curve(hw, "bf16", (0.3, 3e4))
             self.roof.set_data(x, y)
-            self.ax_roof.set_title(f"{llm.get_model(model).name} on {hw.name}", fontsize=9)
+            self.ax_roof.set_title(f"{get_model(model).name} on {hw.name}", fontsize=9)
             batches = np.unique(np.geomspace(1, cap, 200).round())
             _, tpot, thr = self._curve(model, hw, prompt_len, output_len, chunked, k, acceptance, batches)
             self.curve.set_data(tpot, thr)

@@ -1,0 +1,14 @@
+"""Core: what every other room builds on. Units and engineering notation, the one module of input
+checks, number formats, and the TOML catalogs the data files are read through.
+"""
+
+from .catalog import DATA_DIR, Catalog, Entry, data_dir, name_key, read_toml
+from .checks import figure, figure_problem, positive
+from .dtypes import BYTES_PER_ELEMENT, bytes_per_element, canonical_dtype
+from .units import GIB, PREFIXES, byte_rate, eng, flop_rate, gib, in_units, nbytes, scale, seconds
+
+__all__ = [
+    "byte_rate", "BYTES_PER_ELEMENT", "bytes_per_element", "canonical_dtype", "Catalog", "DATA_DIR", "data_dir",
+    "eng", "Entry", "figure", "figure_problem", "flop_rate", "GIB", "gib", "in_units", "name_key", "nbytes",
+    "positive", "PREFIXES", "read_toml", "scale", "seconds"
+]

@@ -1,0 +1,148 @@
+"""LLM inference as workloads: the FLOPs and bytes of prefill and of one decode step.
+
+    m = rl.get_model("llama-2-13b")
+    w = rl.prefill(m, batch=1, prompt_len=512)          # the whole prompt in one forward pass
+    w = rl.decode_step(m, batch=1, context=544)         # one new token per sequence
+    rl.estimate(w, "A100").lower                        # seconds
+    time_by_part(w, "A100")                             # where the time goes
+
+A step is a sum of named per-layer operations (``llm_blocks``: RMSNorm, QKV projection, RoPE, KV
+cache write, attention, output projection, residual add, MLP projections, SiLU x up, LM head ...),
+each counted as its own kernel: it reads its inputs and writes its outputs once (the minimum
+traffic, the ideal of a well-tiled kernel; real kernels can move more). Attention is counted as a
+fused FlashAttention-style kernel: the score matrix never goes to memory
+(``attention_chain(fused=False)`` counts the unfused version).
+
+Three dtypes are separate: ``weight_dtype`` (how weights are stored: bf16, int8, fp8, int4 ...),
+``kv_dtype`` (how the KV cache is stored) and ``compute_dtype`` (the matmul precision, whose peak
+FLOP/s applies; also the activations' storage). Weight-only int4 with bf16 compute is
+``weight_dtype="int4", compute_dtype="bf16"``.
+
+Every size may be a numpy array: a sweep over (batch, context) is one call.
+
+Conventions: ``context`` of a decode step is the number of positions the new token attends to,
+itself included (the KV length read). Prefill computes logits for the last position of each
+sequence only (what serving engines do). MoE layers read the weights of the experts the step's
+tokens are routed to: under uniform independent routing, E(1 - (1 - k/E)^tokens) of E experts.
+MLA (DeepSeek-V2) decode uses the absorbed form (attention over the cached latent, as inference
+kernels do); MLA prefill decompresses K and V.
+
+This module also gathers, under one name, what the chapters reach as ``rl.llm.X``: the fusion
+chains (``fusion``), FlashDecoding's occupancy model (``occupancy``) and memory (``llm_memory``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..core.checks import positive
+from ..roofline.bounds import estimate
+from ..specs.models import get_model, list_models
+from .blocks import CATEGORIES, Dtypes, forward
+
+
+def prefill(model, batch, prompt_len, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+    """The forward pass over ``prompt_len`` prompt tokens of ``batch`` sequences (causal attention);
+    fills the KV cache and yields each sequence's first generated token. Vectorised."""
+    m = get_model(model)
+    batch = positive("batch", batch, integer=True)
+    prompt_len = positive("prompt_len", prompt_len, integer=True)
+    dt = Dtypes(weight_dtype, kv_dtype, compute_dtype)
+    return forward(m, batch, prompt_len, prompt_len, dt, causal=True, logits_per_sequence=1,
+                   name=f"{m.name} prefill")
+
+
+def decode_step(model, batch, context, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+    """One decode step: one new token for each of ``batch`` sequences, attending to ``context``
+    positions (the KV cache, the new token included). Reads every weight (MoE: the experts used)
+    and the whole KV cache once. Vectorised."""
+    m = get_model(model)
+    batch = positive("batch", batch, integer=True)
+    context = positive("context", context, integer=True)
+    dt = Dtypes(weight_dtype, kv_dtype, compute_dtype)
+    return forward(m, batch, 1, context, dt, causal=False, logits_per_sequence=1, name=f"{m.name} decode step")
+
+
+def extend_step(model, batch, new_tokens, cached_len, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16",
+                logits_per_sequence=1):
+    """A forward pass over ``new_tokens`` tokens of each of ``batch`` sequences whose first ``cached_len``
+    positions are already in the KV cache (causal among the new tokens; each attends to the cached positions
+    too): a chunk of a chunked prefill, the uncached suffix of a prompt under prefix caching, or a speculative
+    verify step (the last accepted token and k drafted ones, ``logits_per_sequence=k + 1``).
+    ``cached_len=0`` is ``prefill``; ``new_tokens=1`` is ``decode_step(context=cached_len + 1)``. Vectorised."""
+    m = get_model(model)
+    batch = positive("batch", batch, integer=True)
+    new_tokens = positive("new_tokens", new_tokens, integer=True)
+    cached = np.asarray(cached_len, dtype=float) if not isinstance(cached_len, bool) else np.array(np.nan)
+    if cached.size == 0 or not np.all(np.isfinite(cached)) or np.any(cached < 0) or np.any(cached != np.round(cached)):
+        raise ValueError(f"cached_len must be a whole number of positions >= 0 (0: a plain prefill); "
+                         f"got {cached_len!r}")
+    cached = cached.item() if cached.ndim == 0 else cached
+    logits = positive("logits_per_sequence", logits_per_sequence, integer=True)
+    if np.any(np.asarray(logits) > np.asarray(new_tokens)):
+        raise ValueError(f"logits_per_sequence ({logits_per_sequence}) cannot exceed new_tokens ({new_tokens}): "
+                         "logits come only from the positions the pass computes")
+    dt = Dtypes(weight_dtype, kv_dtype, compute_dtype)
+    return forward(m, batch, new_tokens, cached + new_tokens, dt, causal=True, logits_per_sequence=logits,
+                   name=f"{m.name} extend step")
+
+
+def time_by_part(workload, hw, dtype=None):
+    """{part name: seconds} with each part at its own roofline bound, max(t_math, t_mem),
+    parts of the same name (the same op in every layer) added up. Vectorised."""
+    out = {}
+    for p in estimate(workload, hw, dtype).parts:
+        out[p.workload.name] = out.get(p.workload.name, 0) + p.lower
+    return out
+
+
+def category_of(part):
+    """Which of ``CATEGORIES`` a part (a Workload of a prefill or decode step, or its name) belongs to:
+    where the bytes it moves come from. The category is data the step sets on each part."""
+    if isinstance(part, str):
+        known = _category_by_name()
+        if part not in known:
+            raise ValueError(f"{part!r} is not a part of an LLM step; parts: {', '.join(sorted(known))}")
+        return known[part]
+    if not part.category:
+        raise ValueError(f"part {part.name!r} has no category; time_by_category needs the parts of "
+                         "rl.prefill or rl.decode_step")
+    return part.category
+
+
+def time_by_category(workload, hw, dtype=None):
+    """{category: seconds}, every category of ``CATEGORIES`` present (0 where none), parts at their own
+    roofline bound (parts of one name added first, as ``time_by_part`` adds them). Vectorised."""
+    by_name, category = {}, {}
+    for p in estimate(workload, hw, dtype).parts:
+        name = p.workload.name
+        by_name[name] = by_name.get(name, 0) + p.lower
+        category.setdefault(name, category_of(p.workload))
+    out = dict.fromkeys(CATEGORIES, 0)
+    for name, seconds in by_name.items():
+        out[category[name]] = out[category[name]] + seconds
+    return out
+
+
+def kernel_sum_time(workload, hw, dtype=None):
+    """The step's time if its kernels run one after another, each at its own roofline bound:
+    sum of max(t_math, t_mem) over parts. Lies between estimate().lower and .no_overlap (the
+    no-overlap time at peak rates; neither is a bound on what real kernels take)."""
+    return sum(p.lower for p in estimate(workload, hw, dtype).parts)
+
+
+@functools.lru_cache(maxsize=1)
+def _category_by_name():
+    """{part name: category} over the steps of every model in data/models/ (for ``category_of(name)``)."""
+    out = {}
+    for name in list_models():
+        for step in (decode_step(name, 1, 2), prefill(name, 1, 2)):
+            out.update((p.name, p.category) for p in step.leaves())
+    return out
+
+
+__all__ = [
+    "category_of", "decode_step", "extend_step", "kernel_sum_time", "prefill", "time_by_category", "time_by_part",
+]

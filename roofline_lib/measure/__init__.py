@@ -1,0 +1,43 @@
+"""Measuring the machine the notebook runs on: what the operating system says about it (``system``),
+timed kernels (``microbench``), the empirical roofline (``profile``), and the launch queue that leaves a
+device idle (``launch``).
+"""
+
+from .launch import KEPT_BY_FUSION, ONCE_PER_STEP, Trace, decode_kernel_count, decode_kernel_times, simulate_queue
+from .microbench import (
+    MEMORY_FRACTION,
+    STREAM_WORDS,
+    TRIAD_SCALAR,
+    NotEnoughMemoryError,
+    StreamKernels,
+    Timing,
+    check_allocation,
+    horner,
+    horner_flops,
+    random_fill,
+    require_nonzero,
+    stream_bytes,
+    strided_bytes,
+    time_kernel,
+)
+from .profile import (
+    OVERHEAD_PERCENTILE,
+    MachineProfile,
+    agreement,
+    has_simd,
+    measure_cache_bandwidth,
+    measure_machine,
+    measure_matmul_peak,
+    measure_matmul_peaks,
+    measure_overhead,
+    memory_roof,
+)
+
+__all__ = [
+    "agreement", "check_allocation", "decode_kernel_count", "decode_kernel_times", "has_simd", "horner",
+    "horner_flops", "KEPT_BY_FUSION", "MachineProfile", "measure_cache_bandwidth", "measure_machine",
+    "measure_matmul_peak", "measure_matmul_peaks", "measure_overhead", "MEMORY_FRACTION", "memory_roof",
+    "NotEnoughMemoryError", "ONCE_PER_STEP", "OVERHEAD_PERCENTILE", "random_fill", "require_nonzero",
+    "simulate_queue", "stream_bytes", "STREAM_WORDS", "StreamKernels", "strided_bytes", "time_kernel", "Timing",
+    "Trace", "TRIAD_SCALAR"
+]

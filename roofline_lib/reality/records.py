@@ -1,0 +1,322 @@
+"""Published measurements of LLM inference, and the course's prediction of each one.
+
+Each file in ``data/measurements/`` holds the records of one source (gpt-fast's README,
+TensorRT-LLM's performance overview, an MLPerf round ...): the configuration, the figure and
+its unit exactly as published, and the verbatim sentence or table row. ``measured_vs_predicted``
+turns every figure into seconds for one unit of work and sets the roofline's lower bound for
+the same work beside it:
+
+- ``decode_step``: seconds per decode step (one token per sequence), averaged over the
+  generation: step i of ``output_len`` attends to ``prompt_len + i`` positions;
+- ``prefill``: seconds to run the prompt (time to first token);
+- ``prefill_throughput``: seconds to prefill ``batch`` prompts, from input tokens/s;
+- ``throughput`` and ``request``: seconds for ``batch`` whole requests (prefill, then
+  ``output_len`` decode steps), from output tokens/s or from the published latency.
+
+On ``n_chips`` chips the work is split perfectly and communication is free: a lower bound
+still. A quantised format counts only its packed weights (no scales), and fp8 weights compute
+at the fp8 peak where the chip has one: both make the bound lower, never higher. So a lower
+bound above a measured time (MBU or MFU above 1) means a wrong record or a wrong model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import pathlib
+
+import numpy as np
+
+from ..core.catalog import DATA_DIR, Entry, read_toml
+from ..core.dtypes import canonical_dtype
+from ..llm.steps import decode_step, prefill
+from ..roofline.bounds import estimate
+from ..specs.hardware import get_accelerator, list_accelerators
+from ..specs.models import get_model
+
+MEASUREMENT_DIR = DATA_DIR / "measurements"
+
+MEASURES = ("decode_step", "prefill", "prefill_throughput", "throughput", "request")
+PER = ("sequence", "system", "chip", "request")
+# Published units, read by _unit(): a rate of tokens per second ("tok/s", "Tokens per second",
+# "out tok/s/GPU"), or a time ("s", "ms", "ms/token", "us").
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "ms/tok": 1e-3, "us": 1e-6, "ns": 1e-9}
+ACCEPTED_UNITS = "tok/s, tokens/s, Tokens per second, output tok/s/GPU, s, ms, ms/token, us, ns"
+
+
+def _unit(text):
+    """('rate', per_gpu) or ('time', seconds per unit) for a published unit, or None if not understood."""
+    u = text.lower().replace(" ", "").replace("persecond", "/s").replace("/second", "/s").replace("/sec", "/s")
+    u = u.replace("tokens", "tok").replace("token", "tok")
+    for prefix in ("completed", "output", "out"):
+        u = u.removeprefix(prefix)
+    per_gpu = u.endswith("/gpu")
+    u = u.removesuffix("/gpu")
+    if u == "tok/s":
+        return "rate", per_gpu
+    if u in TIME_UNITS and not per_gpu:
+        return "time", TIME_UNITS[u]
+    return None
+
+_REQUIRED = ("id", "system", "chip", "n_chips", "model", "weight_dtype", "kv_dtype", "batch",
+             "measures", "value", "unit", "per", "quote")
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """One published measurement, in the source's own units."""
+
+    id: str
+    system: str
+    chip: str
+    n_chips: int
+    model: str
+    weight_dtype: str
+    kv_dtype: str
+    batch: int | str  # per replica: a whole number, or "max" where the engine chose it (see compare())
+    prompt_len: int | None  # None where the source does not publish it (throughput and decode only)
+    output_len: int | None
+    measures: str
+    value: float
+    unit: str
+    per: str
+    quote: str
+    source: str
+    compute_dtype: str = ""
+    chips_per_replica: int = 0  # chips one copy of the model spans (data parallel); 0: all n_chips
+    batch_limit: int = 0  # the engine's most sequences in flight per replica, where published; 0: none
+    parallelism: str = "none"
+    quant_scheme: str = ""
+    notes: str = ""
+    source_file: str = ""
+
+    def measured_seconds(self, batch=None):
+        """Seconds for the unit of work ``measures`` names (see the module docstring)."""
+        batch = self.batch if batch is None else batch
+        kind, scale = _unit(self.unit)
+        if kind == "time":
+            return self.value * scale
+        # tokens/s of one replica (all n_chips unless the model is copied over several groups of chips)
+        rate = {"chip": self.value * self.replica_chips, "system": self.value / self.replicas}.get(self.per, self.value)
+        if self.measures == "decode_step":
+            return 1 / self.value if self.per == "sequence" else batch / rate
+        if self.measures == "prefill_throughput":
+            return batch * self.prompt_len / rate
+        if self.measures == "prefill":
+            return self.prompt_len / self.value if self.per == "sequence" else batch * self.prompt_len / rate
+        if self.output_len is None:  # throughput with unpublished lengths: seconds per decode step of the batch
+            return batch / rate
+        return batch * self.output_len / rate  # throughput: output tokens of `batch` whole requests
+
+    @property
+    def replica_chips(self):
+        """Chips one copy of the model is split over."""
+        return self.chips_per_replica or self.n_chips
+
+    @property
+    def replicas(self):
+        return self.n_chips // self.replica_chips
+
+
+def load_measurements(path):
+    """Read one source's TOML file of records; raise ValueError naming the file, record and field."""
+    path = pathlib.Path(path)
+    raw = read_toml(path)
+    source = str(raw.get("source", "")).strip()
+    if not source:
+        raise ValueError(f"{path.name}: field 'source' is missing: name the repository and file, or the URL")
+    records = raw.get("record")
+    if not isinstance(records, list) or not records:
+        raise ValueError(f"{path.name}: no [[record]] tables")
+    return [_record(path, source, r) for r in records]
+
+
+def _record(path, source, r):
+    entry = Entry(r, f"{path.name} (record {r.get('id', '?')!r})")
+    fail = entry.fail
+    entry.require(_REQUIRED)
+
+    def whole(field):
+        return entry.figure(field, r[field], integer=True)
+
+    def choice(field, allowed):
+        if r[field] not in allowed:
+            fail(field, f"must be one of {', '.join(allowed)}; got {r[field]!r}")
+        return r[field]
+
+    def check(field, lookup):
+        try:
+            return lookup(r[field])
+        except ValueError as exc:
+            fail(field, f"is not known: {exc}")
+
+    value = entry.figure("value", r["value"])
+    unit = _unit(str(r["unit"]))
+    if unit is None:
+        fail("unit", f"{r['unit']!r} is not understood; accepted: {ACCEPTED_UNITS}")
+    measures, per = choice("measures", MEASURES), choice("per", PER)
+    if unit == ("rate", True) and per != "chip":
+        fail("per", f"must be \"chip\" for a unit per GPU ({r['unit']!r}); got {per!r}")
+    batch = r["batch"] if r["batch"] == "max" else whole("batch")
+    output_len = whole("output_len") if "output_len" in r else None
+    prompt_len = whole("prompt_len") if "prompt_len" in r else None
+    if measures in ("prefill", "prefill_throughput", "request") and prompt_len is None:
+        fail("prompt_len", f"is needed to predict a {measures} record")
+    if measures == "request" and output_len is None:
+        fail("output_len", "is needed to predict a request record")
+    if (prompt_len is None) != (output_len is None) and measures == "throughput":
+        fail("prompt_len", "and output_len go together in a throughput record (give both, or neither)")
+    n_chips = whole("n_chips")
+    per_replica = whole("chips_per_replica") if "chips_per_replica" in r else 0
+    batch_limit = whole("batch_limit") if "batch_limit" in r else 0
+    if per_replica and n_chips % per_replica:
+        fail("chips_per_replica", f"must divide n_chips ({n_chips}); got {per_replica}")
+    if unit[0] == "rate" and measures == "request":
+        fail("unit", "of a request record must be a time (s, ms)")
+    if not str(r["quote"]).strip():
+        fail("quote", "is empty: give the verbatim sentence or table row")
+    check("chip", get_accelerator)
+    check("model", get_model)
+    dtypes = {f: check(f, canonical_dtype) for f in ("weight_dtype", "kv_dtype")}
+    compute = check("compute_dtype", canonical_dtype) if r.get("compute_dtype") else ""
+    return Record(
+        id=str(r["id"]), system=str(r["system"]), chip=get_accelerator(r["chip"]).name, n_chips=n_chips,
+        model=get_model(r["model"]).name, weight_dtype=dtypes["weight_dtype"], kv_dtype=dtypes["kv_dtype"],
+        batch=batch, prompt_len=prompt_len, output_len=output_len, chips_per_replica=per_replica,
+        batch_limit=batch_limit, measures=measures, value=float(value),
+        unit=str(r["unit"]), per=per, quote=str(r["quote"]).strip(), source=source, compute_dtype=compute,
+        parallelism=str(r.get("parallelism", "none")), quant_scheme=str(r.get("quant_scheme", "")),
+        notes=str(r.get("notes", "")), source_file=str(path),
+    )
+
+
+def published_measurements(directory=MEASUREMENT_DIR):
+    """Every record in ``directory`` (default ``data/measurements/``), file by file."""
+    records = [rec for path in sorted(pathlib.Path(directory).glob("*.toml")) for rec in load_measurements(path)]
+    seen = set()
+    for rec in records:
+        if rec.id in seen:
+            raise ValueError(f"{pathlib.Path(rec.source_file).name}: record id {rec.id!r} is used twice")
+        seen.add(rec.id)
+    return records
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """A published measurement beside the course's prediction of the same work, in seconds."""
+
+    record: Record
+    batch: int  # the batch predicted (the record's, or the largest that fits for "max")
+    measured_s: float
+    predicted_lower_s: float  # roofline lower bound at the datasheet ceilings
+    calibrated_s: float  # the same bound at published achieved ceilings (chip.achieved()), where known
+    mbu: float  # bytes / measured_s / (chips x bandwidth), over the chips of one replica
+    mfu: float  # FLOPs / measured_s / (chips x peak): t_math / measured_s
+    bound: str  # which term binds the prediction: "compute" or "memory"
+
+    @property
+    def source(self):
+        return self.record.source
+
+    @property
+    def id(self):
+        return self.record.id
+
+    @property
+    def ratio(self):
+        """measured / predicted lower bound: >= 1 always; how far the real system is from the roof."""
+        return self.measured_s / self.predicted_lower_s
+
+    @property
+    def calibrated_error(self):
+        """calibrated / measured - 1: the calibrated estimate's relative error (negative: too fast)."""
+        return self.calibrated_s / self.measured_s - 1
+
+
+def _steps(rec, batch):
+    """The workloads of the record's unit of work: a list of (workload, count-weight) pairs."""
+    m = get_model(rec.model)
+    chip = get_accelerator(rec.chip)
+    compute = rec.compute_dtype or ("fp8" if rec.weight_dtype == "fp8" and "fp8" in chip.dtypes else "bf16")
+    dtypes = dict(weight_dtype=rec.weight_dtype, kv_dtype=rec.kv_dtype, compute_dtype=compute)
+    out = rec.output_len or 1
+    # unpublished lengths: decode at context 1, the cheapest step there is (a looser bound, still a bound)
+    contexts = (rec.prompt_len or 0) + np.arange(1, out + 1)
+    if rec.measures in ("prefill", "prefill_throughput"):
+        return [(prefill(m, batch, rec.prompt_len, **dtypes), 1.0)]
+    if rec.measures == "decode_step" or rec.prompt_len is None:
+        return [(decode_step(m, batch, contexts, **dtypes), 1 / out)]  # the mean step of the generation
+    return [(prefill(m, batch, rec.prompt_len, **dtypes), 1.0), (decode_step(m, batch, contexts, **dtypes), 1.0)]
+
+
+def _largest_batch(rec):
+    m, chip = get_model(rec.model), get_accelerator(rec.chip)
+    free = rec.replica_chips * chip.mem_capacity - m.weight_bytes(rec.weight_dtype)
+    batch = int(free // m.kv_cache_bytes(1, (rec.prompt_len or 0) + (rec.output_len or 1), rec.kv_dtype))
+    if batch < 1:
+        raise ValueError(f"record {rec.id!r}: {rec.model} does not fit on {rec.n_chips} x {rec.chip}")
+    return batch
+
+
+def achieved_fractions(hw):
+    """(compute, bandwidth) shares of the datasheet peaks that published benchmarks reach on ``hw``:
+    its own ``[measured]`` ceilings where recorded, else the median over the chips that have them."""
+    hw = get_accelerator(hw)
+    measured = [hw] if hw.measured else [get_accelerator(n) for n in _chips_with_ceilings()]
+    compute = [c.measured["bf16"] / c.peak_flops("bf16") for c in measured]
+    memory = [c.measured["mem_bandwidth"] / c.mem_bandwidth for c in measured]
+    return float(np.median(compute)), float(np.median(memory))
+
+
+def calibrated(hw):
+    """``hw`` with every peak and its bandwidth scaled to what benchmarks reach (``achieved_fractions``)."""
+    hw = get_accelerator(hw)
+    compute, memory = achieved_fractions(hw)
+    return dataclasses.replace(
+        hw, name=f"{hw.name} (achieved)", aliases=(), measured={},
+        peak_flops_by_dtype={d: v * compute for d, v in hw.peak_flops_by_dtype.items()},
+        mem_bandwidth=hw.mem_bandwidth * memory,
+    )
+
+
+def _chips_with_ceilings():
+    return [n for n in list_accelerators() if get_accelerator(n).measured]
+
+
+def compare(rec):
+    """One record against the course's lower bound for the same work (see the module docstring)."""
+    chip = get_accelerator(rec.chip)
+    # Where the engine picked the batch: for throughput the largest batch that fits (within the engine's
+    # published limit) gives the lowest time per token, and for a latency (TTFT, time per token) batch 1
+    # gives the lowest: either way still a bound.
+    batch = rec.batch
+    if batch == "max" and rec.measures == "throughput":
+        batch = min(_largest_batch(rec), rec.batch_limit or math.inf)
+    elif batch == "max":
+        batch = 1
+    measured = rec.measured_seconds(batch)
+    t_math = t_mem = lower = at_achieved = 0.0
+    achieved = calibrated(chip)
+    for work, weight in _steps(rec, batch):
+        e = estimate(work, chip)
+        t_math += weight * float(np.sum(e.t_math))
+        t_mem += weight * float(np.sum(e.t_mem))
+        lower += weight * float(np.sum(e.lower))
+        at_achieved += weight * float(np.sum(estimate(work, achieved).lower))
+    n = rec.replica_chips
+    return Comparison(
+        record=rec, batch=batch, measured_s=measured, predicted_lower_s=lower / n,
+        calibrated_s=at_achieved / n, mbu=t_mem / (n * measured), mfu=t_math / (n * measured),
+        bound="compute" if t_math >= t_mem else "memory",
+    )
+
+
+def measured_vs_predicted(records=None):
+    """One Comparison per published record (default: every file in ``data/measurements/``)."""
+    return [compare(rec) for rec in (published_measurements() if records is None else records)]
+
+
+__all__ = [
+    "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "load_measurements",
+    "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "published_measurements", "Record", "TIME_UNITS",
+]

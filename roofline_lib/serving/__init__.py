@@ -1,0 +1,40 @@
+"""Serving whole requests: the closed-form sums over a generation's decode steps (``decode_sums``),
+TTFT, TPOT, throughput and cost, continuous batching and SLOs (``requests``), and the serving techniques as
+arithmetic (``techniques``: paged KV, chunked prefill, speculative decoding, prefix caching, disaggregation).
+"""
+
+from .decode_sums import decode_lines, decode_time, sum_max_affine, weight_bytes_read
+from .requests import (
+    SECONDS_PER_HOUR,
+    ContinuousBatching,
+    RequestEstimate,
+    batch_for_rate,
+    best_batch_under_slo,
+    capacity,
+    continuous,
+    request,
+)
+from .techniques import (
+    DEFAULT_PAGE_TOKENS,
+    BatchingComparison,
+    Disaggregated,
+    KVFit,
+    MixedStep,
+    PrefixCache,
+    Speculative,
+    chunked_prefill,
+    disaggregated,
+    expected_tokens_per_verify,
+    kv_fit,
+    prefix_cache,
+    speculative,
+    static_vs_continuous,
+)
+
+__all__ = [
+    "batch_for_rate", "BatchingComparison", "best_batch_under_slo", "capacity", "chunked_prefill", "continuous",
+    "ContinuousBatching", "decode_lines", "decode_time", "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated",
+    "expected_tokens_per_verify", "kv_fit", "KVFit", "MixedStep", "prefix_cache", "PrefixCache", "request",
+    "RequestEstimate", "SECONDS_PER_HOUR", "Speculative", "speculative", "static_vs_continuous", "sum_max_affine",
+    "weight_bytes_read"
+]

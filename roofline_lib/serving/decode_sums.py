@@ -1,0 +1,73 @@
+"""The decode steps of a generation, summed in closed form.
+
+t_math and t_mem of a decode step are both affine in the context (attention FLOPs and KV bytes grow by a
+fixed amount per position; everything else does not change), so the sum of their maximum over consecutive
+contexts is two arithmetic series split where the two lines cross (``sum_max_affine``). ``decode_time`` sums
+a request's decode steps that way; ``weight_bytes_read`` is what a step reads whatever its token count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.checks import positive
+from ..llm.steps import decode_step
+from ..roofline.bounds import estimate
+from ..specs.hardware import get_accelerator
+
+
+def _dtypes(weight_dtype, kv_dtype, compute_dtype):
+    return dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+
+
+def sum_max_affine(a, b, c, d, n):
+    """sum over i = 0 .. n-1 of max(a + b i, c + d i), in closed form. Vectorised (arrays broadcast).
+
+    The two lines cross at most once, so one of them wins on a prefix of the indices and the other
+    on the rest: two arithmetic series."""
+    a, b, c, d, n = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (a, b, c, d, n)))
+    gap, slope = a - c, b - d  # the first line minus the second, at i = 0 and per step
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.where(slope != 0, -gap / np.where(slope != 0, slope, 1), 0.0)  # where the lines cross
+    # indices [lo, hi) where the first line is the larger
+    lo = np.where(slope > 0, np.clip(np.ceil(root), 0, n), 0.0)
+    hi = np.where(slope < 0, np.clip(np.floor(root) + 1, 0, n), n)
+    flat = slope == 0
+    lo = np.where(flat, 0.0, lo)
+    hi = np.where(flat, np.where(gap >= 0, n, 0.0), hi)
+
+    def series(a0, step, start, stop):  # sum of a0 + step i for i in [start, stop)
+        return (stop - start) * a0 + step * (stop * (stop - 1) - start * (start - 1)) / 2
+
+    total = series(a, b, lo, hi) + series(c, d, 0, lo) + series(c, d, hi, n)
+    return total.item() if total.ndim == 0 else total
+
+
+def decode_lines(model, hw, batch, first_context, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+    """(t_math, its growth per position, t_mem, its growth per position) of the decode step of ``batch``
+    sequences at ``first_context``: both terms are affine in the context. Vectorised."""
+    hw = get_accelerator(hw)
+    first_context = positive("context", first_context, integer=True)
+    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
+    e0 = estimate(decode_step(model, batch, first_context, **dt), hw)
+    e1 = estimate(decode_step(model, batch, np.asarray(first_context) + 1, **dt), hw)
+    return e0.t_math, e1.t_math - e0.t_math, e0.t_mem, e1.t_mem - e0.t_mem
+
+
+def decode_time(model, hw, batch, first_context, steps, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+    """Sum of the lower bounds of ``steps`` decode steps of ``batch`` sequences at contexts
+    first_context, first_context + 1, ..., first_context + steps - 1, on one chip. Closed form, vectorised."""
+    steps = positive("output_len (decode steps)", steps, integer=True)
+    return sum_max_affine(*decode_lines(model, hw, batch, first_context, weight_dtype, kv_dtype, compute_dtype),
+                          steps)
+
+
+def weight_bytes_read(model, context=1, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+    """Bytes a forward pass reads whatever its token count: 2 B(1) - B(2) of decode steps of batch 1 and 2
+    (every other byte grows by the same amount per sequence). For dense models these are the weights the
+    matmuls stream; for MoE, the experts one token touches."""
+    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
+    return 2 * decode_step(model, 1, context, **dt).bytes - decode_step(model, 2, context, **dt).bytes
+
+
+__all__ = ["decode_lines", "decode_time", "sum_max_affine", "weight_bytes_read"]

@@ -1,0 +1,270 @@
+"""Whole requests as rooflines: time to first token, time per output token, end-to-end latency,
+throughput and cost, and the batch a server with continuous batching runs at an arrival rate.
+
+    r = rl.serving.request("llama-2-7b", "A100", batch=1, prompt_len=512, output_len=128)
+    r.ttft, r.tpot, r.e2e                       # seconds (lower bounds)
+    r.throughput, r.throughput_per_chip         # output tokens/s of the system, of one chip
+    r.cost_per_million_tokens(2.0)              # at a price per chip-hour you supply
+    rl.serving.continuous("llama-2-7b", "A100", 512, 128, batch=[1, 8, 64])   # the throughput-latency curve
+    rl.serving.best_batch_under_slo("llama-2-7b", "A100", 512, 128, tpot_slo=50e-3)
+
+Conventions. A request has ``prompt_len`` (P) prompt tokens and ``output_len`` (O) output tokens. Its
+time to first token (TTFT) is the prefill of the prompt. Then each output token costs one decode step:
+token i (i = 0 .. O - 1) reads the KV cache of the P + i positions before it, ``decode_step(context=P + i)``.
+(That counts O steps where a tight count is O - 1, since the prefill already yields the first token's
+logits; the extra step is 1/O of the decode time and keeps the same convention as ``rl.measurements``.)
+TPOT is the mean decode step; end-to-end = TTFT + O x TPOT. Every time is the roofline's lower bound,
+max(t_math, t_mem) per step at the datasheet peaks, so no real server can beat it.
+
+The sum over a request's decode steps is done in closed form, not step by step: t_math and t_mem of a
+decode step are both affine in the context (attention FLOPs and KV bytes grow by a fixed amount per
+position; everything else does not change), so the sum of their maximum over consecutive contexts is
+two arithmetic series split where the two lines cross. ``batch``, ``prompt_len`` and ``output_len`` may
+be numpy arrays (broadcast together): a 10,000-point sweep is three evaluations of the model.
+
+On ``n_chips`` chips the model's work is split perfectly and communication is free (a lower bound still;
+chapter 09 adds the links). Memory: weights + the KV cache of ``batch`` sequences of P + O positions
+must fit in ``n_chips`` x the usable memory of one chip (``llm.usable_memory``: the bytes the driver
+reports, times ``usable_fraction``, less ``reserved_bytes``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..core.checks import positive
+from ..llm.memory import memory_required, usable_memory
+from ..llm.steps import prefill
+from ..roofline.bounds import estimate
+from ..specs.hardware import Accelerator, get_accelerator
+from ..specs.models import get_model
+from .decode_sums import decode_lines, decode_time, weight_bytes_read
+
+SECONDS_PER_HOUR = 3600.0
+
+
+def _dtypes(weight_dtype, kv_dtype, compute_dtype):
+    return dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestEstimate:
+    """``batch`` requests of ``prompt_len`` + ``output_len`` tokens served together (seconds; lower bounds).
+
+    ttft         prefill of the batch's prompts: time to first token
+    decode_time  the O decode steps together
+    tpot         decode_time / O: the mean time per output token
+    e2e          ttft + decode_time: one request from arrival (no queueing) to its last token
+    throughput   output tokens/s of the system: batch x O / e2e (whole requests, back to back)
+    """
+
+    model: str
+    hw: Accelerator
+    batch: object
+    prompt_len: object
+    output_len: object
+    n_chips: int
+    ttft: object
+    decode_time: object
+    memory_per_chip: object
+    usable_memory: float
+
+    @property
+    def tpot(self):
+        return self.decode_time / self.output_len
+
+    @property
+    def e2e(self):
+        return self.ttft + self.decode_time
+
+    @property
+    def throughput(self):
+        """Output tokens per second of the whole system (n_chips chips)."""
+        return self.batch * self.output_len / self.e2e
+
+    @property
+    def throughput_per_chip(self):
+        return self.throughput / self.n_chips
+
+    @property
+    def total_throughput(self):
+        """Prompt and output tokens per second of the system (what some benchmarks call total token throughput)."""
+        return self.batch * (self.prompt_len + self.output_len) / self.e2e
+
+    @property
+    def fits(self):
+        return np.asarray(self.memory_per_chip) <= self.usable_memory
+
+    def cost_per_million_tokens(self, price_per_chip_hour, tokens="output"):
+        """Cost of a million output tokens (``tokens="total"``: prompt + output) at ``price_per_chip_hour``
+        for each of the n_chips chips, in the price's currency, if the system serves at this throughput."""
+        price = positive("price_per_chip_hour", price_per_chip_hour)
+        if tokens not in ("output", "total"):
+            raise ValueError(f"tokens must be 'output' or 'total' (prompt + output); got {tokens!r}")
+        rate = self.throughput if tokens == "output" else self.total_throughput
+        return price * self.n_chips / SECONDS_PER_HOUR / rate * 1e6
+
+    def __repr__(self):
+        if np.ndim(self.e2e):
+            return f"RequestEstimate({self.model!r} on {self.hw.name}, array {np.shape(self.e2e)})"
+        return (f"RequestEstimate({self.model!r} on {self.n_chips} x {self.hw.name}, batch {self.batch:g}, "
+                f"P={self.prompt_len:g}, O={self.output_len:g}: TTFT {self.ttft * 1e3:.4g} ms, TPOT "
+                f"{self.tpot * 1e3:.4g} ms, e2e {self.e2e:.4g} s, {self.throughput:.4g} tok/s, "
+                f"{'fits' if self.fits else 'does NOT fit'})")
+
+
+def request(model, hw, batch=1, prompt_len=512, output_len=128, weight_dtype="bf16", kv_dtype="bf16",
+            compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
+    """TTFT, TPOT, end-to-end latency, throughput and memory of ``batch`` requests of ``prompt_len`` prompt
+    and ``output_len`` output tokens (see the module docstring). Vectorised over batch, prompt and output."""
+    m, hw = get_model(model), get_accelerator(hw)
+    n = int(positive("n_chips", n_chips, integer=True))
+    batch = positive("batch", batch, integer=True)
+    prompt_len = positive("prompt_len", prompt_len, integer=True)
+    output_len = positive("output_len", output_len, integer=True)
+    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
+    ttft = estimate(prefill(m, batch, prompt_len, **dt), hw).lower / n
+    dec = decode_time(m, hw, batch, prompt_len, output_len, **dt) / n
+    need = memory_required(m, batch, np.asarray(prompt_len) + output_len, weight_dtype, kv_dtype) / n
+    return RequestEstimate(m.name, hw, batch, prompt_len, output_len, n, ttft, dec, need,
+                           usable_memory(hw, usable_fraction, reserved_bytes))
+
+
+# ---------------------------------------------------------------- continuous batching at an arrival rate
+
+@dataclasses.dataclass(frozen=True)
+class ContinuousBatching:
+    """A server that keeps ``batch`` sequences decoding (continuous batching), requests of P + O tokens.
+
+    Every arriving request needs one prefill of t_prefill, which pauses the decoding batch (without chunked
+    prefill). In a steady state the output token rate rate x O equals batch / t_step x (1 - rate x t_prefill),
+    so the arrival rate that keeps ``batch`` sequences in flight is
+
+        rate = batch / (O x t_step + batch x t_prefill)
+
+    and each sequence waits for the others' prefills: TPOT = t_step + batch x t_prefill / O. Little's law
+    holds: batch = rate x O x TPOT. With chunked prefill the prompts' work rides in the decode steps
+    (weights read once): TPOT = the step doing batch decode tokens and batch x P / O prompt tokens.
+    """
+
+    request: RequestEstimate  # the decode steps at this batch (its tpot is the step alone)
+    t_prefill: object  # one prompt's prefill (lower bound)
+    tpot: object  # time between a sequence's tokens, prefills of the others included
+    rate: object  # requests per second that keep `batch` in flight
+    chunked: bool
+
+    @property
+    def batch(self):
+        return self.request.batch
+
+    @property
+    def ttft(self):
+        """The prompt's own prefill (no queueing): a lower bound on time to first token."""
+        return self.t_prefill
+
+    @property
+    def e2e(self):
+        return self.t_prefill + self.request.output_len * self.tpot
+
+    @property
+    def throughput(self):
+        """Output tokens/s of the system."""
+        return self.rate * self.request.output_len
+
+    @property
+    def throughput_per_chip(self):
+        return self.throughput / self.request.n_chips
+
+    @property
+    def fits(self):
+        return self.request.fits
+
+    def cost_per_million_tokens(self, price_per_chip_hour):
+        price = positive("price_per_chip_hour", price_per_chip_hour)
+        return price * self.request.n_chips / SECONDS_PER_HOUR / self.throughput * 1e6
+
+
+def continuous(model, hw, prompt_len, output_len, batch, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
+               compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
+    """Continuous batching with ``batch`` sequences in flight (see ``ContinuousBatching``). Vectorised over
+    batch: an array of batches is the throughput-latency curve."""
+    r = request(model, hw, batch, prompt_len, output_len, weight_dtype, kv_dtype, compute_dtype, n_chips,
+                usable_fraction, reserved_bytes)
+    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
+    pre = estimate(prefill(model, 1, prompt_len, **dt), r.hw)
+    t_pre = pre.lower / r.n_chips
+    step = r.tpot
+    if chunked:
+        # the mean decode step's t_math and t_mem, plus the prompt work of batch / O requests per step,
+        # the weights (read by both) counted once
+        a, b, c, d = decode_lines(model, r.hw, batch, prompt_len, **dt)
+        half = (np.asarray(output_len) - 1) / 2  # the mean step sits half way through the generation
+        share = np.asarray(batch) / np.asarray(output_len)  # prompts started per step
+        shared = weight_bytes_read(model, prompt_len, **dt) / r.hw.mem_bandwidth
+        t_math = a + b * half + share * pre.t_math
+        t_mem = c + d * half + share * np.maximum(pre.t_mem - shared, 0)
+        tpot = np.maximum(t_math, t_mem) / r.n_chips
+        rate = np.asarray(batch) / (np.asarray(output_len) * tpot)
+    else:
+        rate = np.asarray(batch) / (np.asarray(output_len) * step + np.asarray(batch) * t_pre)
+        tpot = step + np.asarray(batch) * t_pre / np.asarray(output_len)
+    return ContinuousBatching(r, t_pre, _scalar(tpot), _scalar(rate), bool(chunked))
+
+
+def _scalar(x):
+    x = np.asarray(x, dtype=float)
+    return x.item() if x.ndim == 0 else x
+
+
+def capacity(model, hw, positions, n_chips=1, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=1.0,
+             reserved_bytes=0.0):
+    """The most sequences of ``positions`` positions whose KV cache fits beside the weights on ``n_chips``
+    chips (weights and cache split evenly; 0 where the weights alone do not fit). Vectorised over positions."""
+    m = get_model(model)
+    n = int(positive("n_chips", n_chips, integer=True))
+    free = n * usable_memory(hw, usable_fraction, reserved_bytes) - m.weight_bytes(weight_dtype)
+    result = np.floor(np.maximum(free, 0) / m.kv_cache_bytes(1, positions, kv_dtype)).astype(int)
+    return int(result) if result.ndim == 0 else result
+
+
+def _curve(model, hw, prompt_len, output_len, chunked, kwargs):
+    keys = ("n_chips", "weight_dtype", "kv_dtype", "usable_fraction", "reserved_bytes")
+    cap = capacity(model, hw, prompt_len + output_len, **{k: kwargs[k] for k in keys if k in kwargs})
+    if cap < 1:
+        raise ValueError(f"{get_model(model).name} with {prompt_len + output_len} positions per sequence does not "
+                         f"fit on {kwargs.get('n_chips', 1)} x {get_accelerator(hw).name}")
+    return continuous(model, hw, prompt_len, output_len, np.arange(1, cap + 1), chunked=chunked, **kwargs)
+
+
+def batch_for_rate(model, hw, prompt_len, output_len, rate, *, chunked=False, **kwargs):
+    """The ContinuousBatching a server settles at for an arrival ``rate`` (requests/s): the fewest sequences in
+    flight that serve it. ValueError when even the most sequences that fit cannot."""
+    rate = positive("rate (requests per second)", rate)
+    curve = _curve(model, hw, prompt_len, output_len, chunked, kwargs)
+    ok = np.nonzero(np.asarray(curve.rate) >= rate)[0]
+    if ok.size == 0:
+        raise ValueError(f"{rate:g} requests/s is more than {get_model(model).name} on {get_accelerator(hw).name} "
+                         f"can serve at P={prompt_len}, O={output_len}: at most {np.max(curve.rate):.4g}/s with "
+                         f"{np.size(curve.rate)} sequences in flight (all that fit)")
+    return continuous(model, hw, prompt_len, output_len, int(ok[0]) + 1, chunked=chunked, **kwargs)
+
+
+def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked=False, **kwargs):
+    """The ContinuousBatching with the most sequences in flight (so the highest throughput and the lowest cost
+    per token) whose TPOT stays within ``tpot_slo`` seconds and whose KV cache fits. ValueError if not even
+    batch 1 meets it."""
+    slo = positive("tpot_slo", tpot_slo)
+    curve = _curve(model, hw, prompt_len, output_len, chunked, kwargs)
+    ok = np.nonzero(np.asarray(curve.tpot) <= slo)[0]
+    if ok.size == 0:
+        raise ValueError(f"no batch meets TPOT <= {slo * 1e3:g} ms on {get_accelerator(hw).name}: batch 1 "
+                         f"takes {np.asarray(curve.tpot)[0] * 1e3:.4g} ms")
+    return continuous(model, hw, prompt_len, output_len, int(ok[-1]) + 1, chunked=chunked, **kwargs)
+
+
+__all__ = [
+    "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "ContinuousBatching", "request",
+    "RequestEstimate", "SECONDS_PER_HOUR",
+]

@@ -1,0 +1,336 @@
+"""What serving engines do, as roofline arithmetic: each technique and the number it changes.
+
+- ``static_vs_continuous``: a static batch runs until its longest request ends; continuous (in-flight)
+  batching refills a finished slot at once. Output tokens per second of both, for stated output lengths.
+- ``kv_fit``: contiguous KV allocation reserves the engine's maximum length per sequence; pages of
+  ``page_tokens`` positions (vLLM's default block: 16 tokens) waste less than a page. The batch that fits.
+- ``chunked_prefill``: a step that decodes ``batch`` sequences and runs a ``chunk`` of a new prompt, the
+  weights read once; TPOT, TTFT and the step's intensity against a prefill that pauses the decoders.
+- ``speculative``: k drafted tokens checked by one forward pass of k + 1 positions; the expected tokens per
+  verify step for an acceptance rate, the intensity gain, and the speed-up (or loss) with the draft's cost.
+- ``prefix_cache``: the FLOPs and TTFT a cached shared prefix saves, and the KV memory it shares.
+- ``disaggregated``: prefill and decode on separate pools of chips: how many of each for an arrival rate,
+  and the KV cache a request carries from one to the other.
+
+Every time is a lower bound (max(t_math, t_mem) at the datasheet peaks) on one chip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..core.checks import positive
+from ..core.dtypes import canonical_dtype
+from ..llm.memory import usable_memory
+from ..llm.steps import decode_step, extend_step, prefill
+from ..roofline.bounds import estimate
+from ..roofline.workloads import Workload
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
+from .decode_sums import weight_bytes_read
+
+# vLLM's KV cache block, in tokens: CacheConfig.DEFAULT_BLOCK_SIZE = 16 in vllm/config/cache.py
+# (https://docs.vllm.ai/en/stable/api/vllm/config/cache/).
+DEFAULT_PAGE_TOKENS = 16
+
+
+def _dt(weight_dtype, kv_dtype, compute_dtype):
+    return dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+
+
+def _time(w, hw):
+    return estimate(w, hw).lower
+
+
+# ---------------------------------------------------------------- static vs continuous batching
+
+@dataclasses.dataclass(frozen=True)
+class BatchingComparison:
+    tokens: float  # output tokens of all the requests
+    static_s: float  # seconds to serve them in static batches
+    continuous_s: float  # seconds with continuous batching
+
+    @property
+    def static_throughput(self):
+        return self.tokens / self.static_s
+
+    @property
+    def continuous_throughput(self):
+        return self.tokens / self.continuous_s
+
+    @property
+    def gain(self):
+        return self.static_s / self.continuous_s
+
+
+def static_vs_continuous(model, hw, batch, prompt_len, output_lens, weight_dtype="bf16", kv_dtype="bf16",
+                         compute_dtype="bf16"):
+    """Serve requests of ``prompt_len`` prompt tokens and the given ``output_lens`` (one per request, in
+    arrival order) with ``batch`` slots. Static: consecutive groups of ``batch``, each running its prefill
+    and then as many decode steps as its longest request (finished sequences keep their slots). Continuous:
+    a finished slot takes the next request at once, so every step decodes ``batch`` sequences: sum(O) / batch
+    steps at the mean context. Both pay the same prefill per request (batched prefill / batch)."""
+    from .requests import decode_time
+
+    hw = get_accelerator(hw)
+    batch = int(positive("batch", batch, integer=True))
+    lens = np.asarray(positive("output_lens", output_lens, integer=True), dtype=float).ravel()
+    n = lens.size
+    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    per_prefill = _time(prefill(model, batch, prompt_len, **dt), hw) / batch
+    groups = -(-n // batch)
+    padded = np.zeros(groups * batch)
+    padded[:n] = lens
+    longest = padded.reshape(groups, batch).max(axis=1)
+    sizes = np.minimum(batch, n - batch * np.arange(groups)).astype(float)
+    static = n * per_prefill + float(np.sum(decode_time(model, hw, sizes, prompt_len, longest, **dt)))
+    # a continuous batch holds sequences at every stage of their generation: over all the token-steps the
+    # mean context is P + sum(O (O - 1) / 2) / sum(O), and a step's attention FLOPs and KV bytes are those of
+    # `batch` sequences at that mean (both are affine in the context)
+    from .requests import decode_lines
+
+    a, b, c, d = decode_lines(model, hw, batch, prompt_len, **dt)
+    half = np.sum(lens * (lens - 1) / 2) / lens.sum()
+    step = max(a + b * half, c + d * half)
+    continuous = n * per_prefill + lens.sum() / batch * step
+    return BatchingComparison(float(lens.sum()), float(static), float(continuous))
+
+
+# ---------------------------------------------------------------- paged vs contiguous KV cache
+
+@dataclasses.dataclass(frozen=True)
+class KVFit:
+    free_bytes: float  # usable memory less the weights: what the KV cache may take
+    bytes_per_position: float  # KV cache of one position of one sequence
+    used_positions: float  # mean positions a sequence really holds
+    contiguous_positions: float  # reserved per sequence, contiguous (the maximum length)
+    paged_positions: float  # reserved per sequence, in whole pages (mean)
+
+    def _batch(self, positions):
+        return int(np.floor(max(self.free_bytes, 0) / (positions * self.bytes_per_position)))
+
+    @property
+    def contiguous_batch(self):
+        return self._batch(self.contiguous_positions)
+
+    @property
+    def paged_batch(self):
+        return self._batch(self.paged_positions)
+
+    @property
+    def contiguous_waste(self):
+        """Share of the reserved KV memory that holds no token."""
+        return 1 - self.used_positions / self.contiguous_positions
+
+    @property
+    def paged_waste(self):
+        return 1 - self.used_positions / self.paged_positions
+
+
+def kv_fit(model, hw, lengths, max_len, page_tokens=DEFAULT_PAGE_TOKENS, weight_dtype="bf16", kv_dtype="bf16",
+           usable_fraction=1.0, reserved_bytes=0.0):
+    """How many sequences' KV caches fit beside the weights when sequences reach the stated ``lengths``
+    (prompt + output positions, a sample of the distribution) and the engine allows up to ``max_len``.
+    Contiguous allocation reserves ``max_len`` positions for each sequence (its length is not known in
+    advance); paged allocation takes pages of ``page_tokens`` positions as the sequence grows. Capacity is
+    the bytes the driver reports (``llm.usable_memory``)."""
+    m = get_model(model)
+    lens = np.asarray(positive("lengths", lengths, integer=True), dtype=float).ravel()
+    max_len = positive("max_len", max_len, integer=True)
+    page = positive("page_tokens", page_tokens, integer=True)
+    if lens.max() > max_len:
+        raise ValueError(f"a length ({lens.max():g}) exceeds max_len ({max_len}): the engine would refuse it")
+    free = usable_memory(hw, usable_fraction, reserved_bytes) - m.weight_bytes(weight_dtype)
+    return KVFit(float(free), float(m.kv_cache_bytes(1, 1, kv_dtype)), float(lens.mean()), float(max_len),
+                 float(np.mean(np.ceil(lens / page) * page)))
+
+
+# ---------------------------------------------------------------- chunked prefill
+
+@dataclasses.dataclass(frozen=True)
+class MixedStep:
+    decode: Workload  # the decode step alone
+    mixed: Workload  # decode + the prompt chunk, weights read once
+    t_decode: object
+    t_mixed: object
+    t_prefill: object  # the whole prompt's prefill alone (decoders paused meanwhile)
+    chunks: object  # steps the prompt takes in chunks
+
+    @property
+    def ttft_chunked(self):
+        return self.chunks * self.t_mixed
+
+    @property
+    def stall_unchunked(self):
+        """The longest gap between two tokens of a decoding sequence when a prompt's prefill runs alone."""
+        return self.t_decode + self.t_prefill
+
+
+def chunked_prefill(model, hw, batch, context, chunk, prompt_len, weight_dtype="bf16", kv_dtype="bf16",
+                    compute_dtype="bf16"):
+    """One step that decodes ``batch`` sequences at ``context`` and also runs ``chunk`` tokens of a new
+    prompt of ``prompt_len`` tokens (counted as the prompt's first chunk: later chunks also attend to the
+    earlier ones, so this is the least work), the weights read once. Vectorised over batch, context, chunk."""
+    hw = get_accelerator(hw)
+    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    prompt_len = positive("prompt_len", prompt_len, integer=True)
+    chunk = positive("chunk", chunk, integer=True)
+    if np.any(np.asarray(chunk) > prompt_len):
+        raise ValueError(f"chunk ({chunk}) cannot exceed prompt_len ({prompt_len})")
+    dec = decode_step(model, batch, context, **dt)
+    part = extend_step(model, 1, chunk, 0, **dt)
+    shared = weight_bytes_read(model, context, **dt)
+    mixed = Workload("decode + prompt chunk (weights read once)", dec.flops + part.flops,
+                     dec.bytes + part.bytes - shared, canonical_dtype(compute_dtype))
+    return MixedStep(dec, mixed, _time(dec, hw), _time(mixed, hw), _time(prefill(model, 1, prompt_len, **dt), hw),
+                     np.ceil(prompt_len / np.asarray(chunk)))
+
+
+# ---------------------------------------------------------------- speculative decoding
+
+def expected_tokens_per_verify(acceptance, k):
+    """Tokens one verify step yields when each of ``k`` drafted tokens is accepted with probability
+    ``acceptance`` independently, until the first rejection, plus the one token the target model adds
+    (the correction, or a bonus after k accepts): sum_{i=0..k} a^i = (1 - a^(k+1)) / (1 - a).
+    (Leviathan, Kalman & Matias 2023, arXiv:2211.17192; Chen et al. 2023, arXiv:2302.01318.) Vectorised."""
+    a = np.asarray(acceptance, dtype=float)
+    if isinstance(acceptance, bool) or not np.all(np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+        raise ValueError(f"acceptance must be a probability in [0, 1]; got {acceptance!r}")
+    k = _drafts(k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(a == 1, k + 1.0, (1 - a ** (k + 1)) / np.where(a == 1, 0.5, 1 - a))
+    return out.item() if out.ndim == 0 else out
+
+
+def _drafts(k):
+    arr = np.asarray(k, dtype=float)
+    if isinstance(k, bool) or not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
+        raise ValueError(f"k (drafted tokens per step) must be a whole number >= 0; got {k!r}")
+    return arr.item() if arr.ndim == 0 else arr
+
+
+@dataclasses.dataclass(frozen=True)
+class Speculative:
+    plain: Workload  # one ordinary decode step
+    verify: Workload  # the target model over k + 1 positions
+    t_plain: object
+    t_verify: object
+    t_draft: object  # the k draft steps together
+    tokens_per_step: object  # expected tokens a verify step yields
+
+    @property
+    def time_per_token(self):
+        return (self.t_verify + self.t_draft) / self.tokens_per_step
+
+    @property
+    def speedup(self):
+        return self.t_plain / self.time_per_token
+
+    @property
+    def intensity_ratio(self):
+        return self.verify.intensity / self.plain.intensity
+
+
+def speculative(model, hw, batch, context, k, acceptance, draft_model=None, weight_dtype="bf16", kv_dtype="bf16",
+                compute_dtype="bf16"):
+    """Speculative decoding of ``batch`` sequences at ``context``: a draft proposes ``k`` tokens (k decode
+    steps of ``draft_model`` on the same chip; None: a draft that costs nothing, such as n-gram lookup), and
+    the target checks them in one pass over k + 1 positions (logits at each). Vectorised."""
+    hw = get_accelerator(hw)
+    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    k = _drafts(k)
+    context = positive("context", context, integer=True)
+    plain = decode_step(model, batch, context, **dt)
+    verify = extend_step(model, batch, np.asarray(k) + 1, np.asarray(context) - 1, logits_per_sequence=np.asarray(k)
+                         + 1, **dt)
+    t_draft = 0.0
+    if draft_model is not None:
+        t_draft = np.asarray(k) * _time(decode_step(draft_model, batch, context, **dt), hw)
+    return Speculative(plain, verify, _time(plain, hw), _time(verify, hw), t_draft,
+                       expected_tokens_per_verify(acceptance, k))
+
+
+# ---------------------------------------------------------------- prefix caching
+
+@dataclasses.dataclass(frozen=True)
+class PrefixCache:
+    cold: Workload  # the whole prompt prefilled
+    warm: Workload  # only the request's own tokens, the shared prefix read from the cache
+    ttft_cold: object
+    ttft_warm: object
+    kv_bytes_shared: object  # KV memory saved by holding one copy of the prefix for the batch
+
+    @property
+    def flops_saved(self):
+        return 1 - self.warm.flops / self.cold.flops
+
+
+def prefix_cache(model, hw, batch, shared_len, own_len, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+    """``batch`` prompts that start with the same ``shared_len`` tokens (a system prompt) followed by
+    ``own_len`` tokens of their own: prefill without a cache, and with the shared prefix's KV cache kept
+    from an earlier request. Vectorised."""
+    hw, m = get_accelerator(hw), get_model(model)
+    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    shared = positive("shared_len", shared_len, integer=True)
+    own = positive("own_len", own_len, integer=True)
+    cold = prefill(m, batch, np.asarray(shared) + own, **dt)
+    warm = extend_step(m, batch, own, shared, **dt)
+    saved = (np.asarray(positive("batch", batch, integer=True)) - 1) * m.kv_cache_bytes(1, shared, kv_dtype)
+    return PrefixCache(cold, warm, _time(cold, hw), _time(warm, hw), saved)
+
+
+# ---------------------------------------------------------------- disaggregated prefill / decode
+
+@dataclasses.dataclass(frozen=True)
+class Disaggregated:
+    prefill_chip: str
+    decode_chip: str
+    t_prefill: object  # chip-seconds of prefill per request
+    t_step: object  # mean decode step at decode_batch
+    decode_batch: object
+    prefill_chips: object  # chips busy with prefill at the arrival rate (fractional)
+    decode_chips: object  # chips busy decoding at the arrival rate (fractional)
+    kv_bytes: object  # one request's KV cache, sent from the prefill chip to the decode chip
+    kv_transfer_s: object  # at the link's bandwidth in one direction
+    decode_fits: object  # whether decode_batch sequences fit on one decode chip
+
+    @property
+    def tpot(self):
+        return self.t_step
+
+    def cost_per_second(self, prefill_price_per_hour, decode_price_per_hour):
+        """Cost of the chips in use per second, at the given prices per chip-hour."""
+        return (positive("prefill_price_per_hour", prefill_price_per_hour) * self.prefill_chips
+                + positive("decode_price_per_hour", decode_price_per_hour) * self.decode_chips) / 3600
+
+
+def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, decode_batch, prefill_batch=1,
+                  link_bandwidth=None, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+    """Prefill on ``prefill_hw`` chips (``prefill_batch`` prompts per pass), decode on ``decode_hw`` chips each
+    holding ``decode_batch`` sequences, for ``rate`` requests per second. ``link_bandwidth`` (bytes/s, one
+    direction) carries each request's KV cache between them (default: the prefill chip's interconnect)."""
+    from .requests import decode_time
+
+    phw, dhw, m = get_accelerator(prefill_hw), get_accelerator(decode_hw), get_model(model)
+    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    rate = positive("rate", rate)
+    pb = positive("prefill_batch", prefill_batch, integer=True)
+    t_pre = _time(prefill(m, pb, prompt_len, **dt), phw) / pb
+    output_len = positive("output_len", output_len, integer=True)
+    t_step = decode_time(m, dhw, decode_batch, prompt_len, output_len, **dt) / output_len
+    kv = m.kv_cache_bytes(1, prompt_len, kv_dtype)
+    bw = positive("link_bandwidth", link_bandwidth) if link_bandwidth is not None \
+        else phw.interconnect_bandwidth_per_direction
+    need = m.weight_bytes(weight_dtype) + m.kv_cache_bytes(decode_batch, np.asarray(prompt_len) + output_len, kv_dtype)
+    return Disaggregated(phw.name, dhw.name, t_pre, t_step, decode_batch, rate * t_pre,
+                         rate * output_len * t_step / np.asarray(decode_batch), kv, kv / bw,
+                         np.asarray(need) <= usable_memory(dhw))
+
+
+__all__ = [
+    "BatchingComparison", "chunked_prefill", "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated",
+    "expected_tokens_per_verify", "kv_fit", "KVFit", "MixedStep", "prefix_cache", "PrefixCache", "Speculative",
+    "speculative", "static_vs_continuous",
+]
