@@ -45,11 +45,11 @@ def test_decode_kernel_counts_by_hand():
 
 
 def test_fusion_keeps_the_work():
-    eager = launch.decode_kernel_times("llama-3-8b", 4, 2048, "H200")
-    fused = launch.decode_kernel_times("llama-3-8b", 4, 2048, "H200", fused=True)
+    eager = launch.decode_kernel_times("llama-3-8b", "H200", 4, 2048)
+    fused = launch.decode_kernel_times("llama-3-8b", "H200", 4, 2048, fused=True)
     assert fused.sum() == pytest.approx(eager.sum()) and fused.size < eager.size
 
 
 def test_moe_refused():
     with pytest.raises(ValueError, match="mixture-of-experts"):
-        launch.decode_kernel_times("mixtral-8x7b", 1, 128, "H200")
+        launch.decode_kernel_times("mixtral-8x7b", "H200", 1, 128)

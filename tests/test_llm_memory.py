@@ -36,7 +36,7 @@ def test_llama_3_70b_bf16_fits_one_h200():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(usable_fraction=1.5), "in \\(0, 1\\]"),
     (dict(usable_fraction=0), "usable_fraction must be finite and > 0"),
-    (dict(reserved_bytes=-1), "reserved_bytes must be a finite number of bytes >= 0"),
+    (dict(reserved_bytes=-1), "reserved_bytes must be finite and >= 0"),
     (dict(reserved_bytes=float("nan")), "reserved_bytes must be"),
     (dict(reserved_bytes=1e15), "leaves no memory"),
 ])

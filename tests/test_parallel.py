@@ -179,3 +179,11 @@ def test_measured_efficiency_falls_faster_than_predicted():
     predicted = predict(recs[("Llama-2-7B", 2)]).exposed / predict(recs[("Llama-2-7B", 8)]).exposed
     assert measured < predicted < 4
     assert math.isclose(GPT_FAST_TP[("Llama-2-70B", 8)] / GPT_FAST_TP[("Llama-2-70B", 2)], 62.50 / 21.32)
+
+
+def test_old_names_of_the_multichip_times_warn_and_agree():
+    e = rl.parallel.tp_decode_step("llama-2-70b", "H100 SXM", batch=1, context=4096, n_chips=8)
+    with pytest.warns(DeprecationWarning, match="overlapped"):
+        assert e.lower == e.overlapped
+    with pytest.warns(DeprecationWarning, match="sequential"):
+        assert e.upper == e.sequential

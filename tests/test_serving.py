@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import roofline_lib as rl
-from roofline_lib.reality import records as measurements
 from roofline_lib import serving
+from roofline_lib.reality import records as measurements
 
 
 def lower(w, hw="A100"):
@@ -87,7 +87,7 @@ def test_memory_is_in_driver_bytes():
     # Llama-2-7B bf16: 13,476,831,232 B of weights + 0.5 MiB per position; A100 80GB: 81920 MiB
     free = 81920 * 2**20 - 6_738_415_616 * 2
     most = int(free // (640 * 2**19))
-    assert serving.capacity("llama-2-7b", "A100", 640) == most
+    assert rl.llm.max_batch("llama-2-7b", "A100", 640) == most
     assert serving.request("llama-2-7b", "A100", most, 512, 128).fits
     assert not serving.request("llama-2-7b", "A100", most + 1, 512, 128).fits
 
@@ -106,7 +106,7 @@ def test_bad_request_input_is_refused(kwargs, match):
 
 @pytest.mark.parametrize("chunked", [False, True])
 def test_continuous_batching_obeys_littles_law(chunked):
-    c = serving.continuous("llama-2-7b", "A100", 512, 128, np.array([1, 8, 64, 200]), chunked=chunked)
+    c = serving.continuous("llama-2-7b", "A100", np.array([1, 8, 64, 200]), 512, 128, chunked=chunked)
     assert np.allclose(c.batch, c.rate * 128 * c.tpot, rtol=1e-12)  # in flight = rate x time decoding
     assert np.all(np.diff(c.throughput) > 0) and np.all(np.diff(c.tpot) > 0)  # the trade-off
 
@@ -114,17 +114,17 @@ def test_continuous_batching_obeys_littles_law(chunked):
 def test_continuous_without_chunking_by_hand():
     t_pre = lower(rl.prefill("llama-2-7b", 1, 512))
     step = serving.request("llama-2-7b", "A100", 64, 512, 128).tpot
-    c = serving.continuous("llama-2-7b", "A100", 512, 128, 64)
+    c = serving.continuous("llama-2-7b", "A100", 64, 512, 128)
     assert c.rate == pytest.approx(64 / (128 * step + 64 * t_pre), rel=1e-12)
     assert c.tpot == pytest.approx(step + 64 * t_pre / 128, rel=1e-12)
 
 
 def test_rate_and_slo_design():
     c = serving.batch_for_rate("llama-2-7b", "A100", 512, 128, rate=10.0)
-    below = serving.continuous("llama-2-7b", "A100", 512, 128, c.batch - 1)
+    below = serving.continuous("llama-2-7b", "A100", c.batch - 1, 512, 128)
     assert c.rate >= 10.0 > below.rate
     best = serving.best_batch_under_slo("llama-2-7b", "A100", 512, 128, tpot_slo=50e-3)
-    assert best.tpot <= 50e-3 < serving.continuous("llama-2-7b", "A100", 512, 128, best.batch + 1).tpot
+    assert best.tpot <= 50e-3 < serving.continuous("llama-2-7b", "A100", best.batch + 1, 512, 128).tpot
     with pytest.raises(ValueError, match="no batch meets"):
         serving.best_batch_under_slo("llama-2-7b", "A100", 512, 128, tpot_slo=1e-3)
     with pytest.raises(ValueError, match="more than"):
@@ -166,3 +166,9 @@ def test_no_online_serving_record_beats_the_bound_at_its_arrival_rate(rec):
     bound = c.ttft if rec.measures == "prefill" else c.tpot
     assert bound <= rec.measured_seconds()
     assert math.isfinite(bound) and c.batch >= 1
+
+
+def test_capacity_is_the_old_name_of_max_batch_and_warns():
+    with pytest.warns(DeprecationWarning, match="max_batch"):
+        old = serving.capacity("llama-2-7b", "A100", 640, n_chips=2)
+    assert old == rl.llm.max_batch("llama-2-7b", "A100", 640, n_chips=2)

@@ -25,16 +25,16 @@ def test_readout_follows_the_library():
     e = rl.widgets.ServingExplorer()
     readout = e.update(model="Llama-2-7B", chip="A100 80GB SXM4", batch=64, prompt_len=512, output_len=256,
                        chunked=False, paged=True, k=0, acceptance=0.7)
-    c = serving.continuous("llama-2-7b", "A100", 512, 256, 64)
+    c = serving.continuous("llama-2-7b", "A100", 64, 512, 256)
     assert rl.widgets.eng(c.tpot, "s") in readout["TTFT / TPOT / end-to-end"]
     assert readout["output tokens/s per chip"].startswith(rl.widgets.eng(c.throughput_per_chip, "token/s"))
     x, y = e.curve_pt.get_data()
     assert x[0] == pytest.approx(c.tpot) and y[0] == pytest.approx(c.throughput_per_chip)
     # paged: 16-token pages of 768 positions; contiguous: 4096 reserved
-    assert readout["sequences that fit"].startswith(str(serving.capacity("llama-2-7b", "A100", 768)))
+    assert readout["sequences that fit"].startswith(str(rl.llm.max_batch("llama-2-7b", "A100", 768)))
     readout = e.update(model="Llama-2-7B", chip="A100 80GB SXM4", batch=64, prompt_len=512, output_len=256,
                        chunked=False, paged=False, k=0, acceptance=0.7)
-    assert readout["sequences that fit"].startswith(str(serving.capacity("llama-2-7b", "A100", 4096)))
+    assert readout["sequences that fit"].startswith(str(rl.llm.max_batch("llama-2-7b", "A100", 4096)))
 
 
 def test_the_main_slider_moves_the_readout_and_the_marker():

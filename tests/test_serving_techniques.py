@@ -4,8 +4,7 @@ prefix caching and disaggregation, against brute-force loops and hand numbers.""
 import pytest
 
 import roofline_lib as rl
-from roofline_lib import llm
-from roofline_lib import serving
+from roofline_lib import llm, serving
 
 
 def lower(w, hw="A100"):

@@ -1,5 +1,7 @@
 """Number formats: their names, aliases and storage size in bytes."""
 
+import typing
+
 # Bytes per element as stored in memory. int4 packs two values per byte.
 BYTES_PER_ELEMENT = {
     "fp64": 8,
@@ -46,9 +48,18 @@ def canonical_dtype(dtype):
     return key
 
 
+class Dtypes(typing.NamedTuple):
+    """The three number formats of an LLM step, canonical names (``checks.dtypes`` makes one): weights as
+    stored, the KV cache as stored, and the compute dtype (whose peak applies; activations are stored in it)."""
+
+    weight: str
+    kv: str
+    compute: str
+
+
 def bytes_per_element(dtype):
     """Storage size of one element of ``dtype`` in bytes."""
     return BYTES_PER_ELEMENT[canonical_dtype(dtype)]
 
 
-__all__ = ["BYTES_PER_ELEMENT", "bytes_per_element", "canonical_dtype"]
+__all__ = ["BYTES_PER_ELEMENT", "bytes_per_element", "canonical_dtype", "Dtypes"]

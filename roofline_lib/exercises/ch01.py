@@ -50,14 +50,14 @@ QUESTIONS = [
         "A bf16 kernel does 4e12 FLOP and moves 10e9 bytes. T_math on an H100 SXM5, in seconds.",
         lambda: _kernel_on_h100().t_math,
         unit="s",
-        hint="T_math = FLOPs / dense peak FLOP/s",
+        hints=("T_math = FLOPs / dense peak FLOP/s",),
     ),
     Question(
         "01.t_mem_h100",
         "The same kernel: T_mem (time to move its bytes through HBM) on an H100 SXM5, in seconds.",
         lambda: _kernel_on_h100().t_mem,
         unit="s",
-        hint="T_mem = bytes / memory bandwidth",
+        hints=("T_mem = bytes / memory bandwidth",),
     ),
     Question(
         "01.bound_h100",
@@ -65,14 +65,14 @@ QUESTIONS = [
         lambda: _kernel_on_h100().bound,
         kind="choice",
         choices=BOUND_CHOICES,
-        hint="compare T_math with T_mem, or the kernel's intensity with the chip's ridge point",
+        hints=("compare T_math with T_mem, or the kernel's intensity with the chip's ridge point",),
     ),
     Question(
         "01.gap_h100",
         "The same kernel on an H100 SXM5: the ratio of its no-overlap time to its lower bound.",
         lambda: float(_kernel_on_h100().no_overlap / _kernel_on_h100().lower),
         unit="",
-        hint="no overlap = T_math + T_mem, lower = max(T_math, T_mem); the ratio lies between 1 and 2",
+        hints=("no overlap = T_math + T_mem, lower = max(T_math, T_mem); the ratio lies between 1 and 2",),
     ),
     Question(
         "01.predict_a100_lower",
@@ -80,7 +80,6 @@ QUESTIONS = [
         "bf16, 1.555 TB/s) instead of the A100 80GB SXM4: its lower-bound time, in seconds.",
         lambda: float(estimate(_example(), "A100 40GB SXM4").lower),
         unit="s",
-        hint="T_lower = max(F / P, Q / B_mem) with the A100 40GB's 312 TFLOP/s and 1.555 TB/s",
         hints=("the 40GB part has the 80GB part's peak but less bandwidth: which term wins now?",
                "T_math = 1.8e12 / 312e12, T_mem = 10e9 / 1.555e12; the lower bound is the larger one"),
     ),
@@ -90,7 +89,6 @@ QUESTIONS = [
         "its bytes. At most how many bytes may it move to be compute-bound on the H200 SXM?",
         lambda: EXAMPLE_FLOPS / get_accelerator("H200").ridge_point("bf16"),
         unit="byte",
-        hint="compute-bound once F / Q reaches the ridge point: solve for Q",
         hints=("which intensity must the kernel reach, and what does that say about its bytes?",
                "Q = F / R with R = 989.4e12 / 4.8e12 FLOP/byte"),
     ),
@@ -108,7 +106,7 @@ QUESTIONS = [
              "units": "both divisions are in base units (FLOP over FLOP/s, byte over byte/s): the times are right "
                       "for the figures used.",
              "nothing": "look up the A100's dense bf16 peak: with it T_math is 8.0 ms and the bound flips."},
-        hint="624 TFLOP/s is the figure with 2:4 sparsity",
+        hints=("624 TFLOP/s is the figure with 2:4 sparsity",),
     ),
     Question(
         "01.slow_kernel",
@@ -126,6 +124,6 @@ QUESTIONS = [
              "compute": "its intensity, 180 FLOP/byte, is below the H200's ridge (206): it is memory-bound, and "
                         "a bound does not make a kernel slower than the no-overlap time.",
              "wrong": "a lower bound says the kernel cannot be faster than 2.08 ms. A slower kernel agrees with it."},
-        hint="which of the times assumes peak rates and the fewest bytes?",
+        hints=("which of the times assumes peak rates and the fewest bytes?",),
     ),
 ]

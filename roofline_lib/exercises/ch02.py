@@ -42,15 +42,13 @@ QUESTIONS = [
         prompt="Attainable bf16 throughput of a kernel with intensity 50 FLOP/B on an A100 80GB SXM4, in FLOP/s.",
         expected=lambda: _attainable(50, "A100"),
         unit="FLOP/s",
-        hint="min(peak, bandwidth x intensity): which of the two is smaller at 50 FLOP/B?",
+        hints=("min(peak, bandwidth x intensity): which of the two is smaller at 50 FLOP/B?",),
     ),
     Question(
         id="02.achieved_fraction_a100",
         prompt="Multi-step: with the published measured ceilings (hw.achieved()), what fraction of the datasheet "
                "attainable throughput does an A100 80GB SXM4 reach at intensity 160 FLOP/B (bf16)?",
         expected=lambda: _attainable(160, rl.get_accelerator("A100").achieved()) / _attainable(160, "A100"),
-        hint="160 FLOP/B lies between the datasheet ridge (153) and the measured one (170): each roof is on a "
-             "different part.",
         hints=("which part of each roof is 160 FLOP/B on? Compare it with both ridges.",
                "datasheet: min(312e12, 2.039e12 x 160), the flat roof; measured: min(271.2e12, 1.6e12 x 160), "
                "the slope; divide the second by the first."),
@@ -61,7 +59,6 @@ QUESTIONS = [
                "factor does its attainable throughput rise?",
         expected=lambda: _attainable(400, "A100") / _attainable(20, "A100"),
         unit="x",
-        hint="which part of the roof is each intensity on? The A100's ridge is about 153.",
         hints=("20 is below the ridge and 400 above it: the gain stops at the peak (scenario 2).",
                "min(312e12, 2.039e12 x 400) / min(312e12, 2.039e12 x 20)."),
     ),
@@ -77,7 +74,7 @@ QUESTIONS = [
              "h100 sxm5": "16e9 / 3.35e12 = 4.8 ms: just too slow, its compute does not help a memory-bound step.",
              "mi300x": "fast enough (3.0 ms), but a slower chip in the list also makes it.",
              "b200": "fast enough (2.1 ms), but it is the fastest of the five, not the slowest that makes it."},
-        hint="memory-bound: time = bytes / bandwidth. The chip needs at least 16e9 / 4e-3 byte/s.",
+        hints=("memory-bound: time = bytes / bandwidth. The chip needs at least 16e9 / 4e-3 byte/s.",),
     ),
     Question(
         id="02.roof_cap_slip",
@@ -91,7 +88,7 @@ QUESTIONS = [
         why={"units": "byte/s times FLOP/byte is FLOP/s: the units are right.",
              "sparse": "no peak was used at all, dense or sparse: that is the slip.",
              "nothing": "4.8e15 FLOP/s is almost five times the H200's dense bf16 peak."},
-        hint="attainable = min(peak, bandwidth x intensity): is 1000 above the ridge?",
+        hints=("attainable = min(peak, bandwidth x intensity): is 1000 above the ridge?",),
     ),
     Question(
         id="02.h200_no_speedup",
@@ -104,6 +101,6 @@ QUESTIONS = [
         why={"low": "at 2 FLOP/B both chips are memory-bound: time = bytes / bandwidth, 1.43x faster on the H200.",
              "both": "only one of the two is limited by the compute the chips share.",
              "neither": "one of the kernels is above both ridges (206 and 295): the flat roof is the same."},
-        hint="compare each intensity with both ridges: which roof limits it on each chip?",
+        hints=("compare each intensity with both ridges: which roof limits it on each chip?",),
     ),
 ]

@@ -40,7 +40,7 @@ QUESTIONS = [
                "bf16, on the H200 SXM. Count the bytes of K and V first.",
         expected=lambda: float(rl.estimate(_llama3_8b(16, 1, 8192), "H200").lower),
         unit="s",
-        hint="it is memory-bound: bytes / bandwidth.",
+        hints=("it is memory-bound: bytes / bandwidth.",),
     ),
     Question(
         id="04.prefill_slip_g4",
@@ -49,7 +49,6 @@ QUESTIONS = [
                "What is the right intensity, in FLOP per bf16 byte?",
         expected=lambda: _llama3_8b(1, 512, 512).intensity,
         unit="FLOP/B",
-        hint="erratum 5: at T = S the simplification is 2GT / (G + 1) per element, GT / (G + 1) per bf16 byte.",
         hints=("two slips in one line of algebra? Redo 2T / (T/S + H_kv/H) at T = S yourself.",
                "2T / (1 + 1/G) = 2GT / (G + 1) per element; halve it for bf16 bytes: 4 x 512 / 5."),
     ),
@@ -59,7 +58,6 @@ QUESTIONS = [
                "H_kv = 8) at S = 8192 in bf16, what is the smallest T that makes it compute-bound on the H200 SXM?",
         expected=_tokens_per_step_to_ridge,
         unit="tokens",
-        hint="HTS / (HT + H_kv S) >= ridge; about TG, a little less.",
         hints=("the decode limit is about T G FLOP per bf16 byte: how many tokens reach 206?",
                "solve 32 T 8192 / (32 T + 8 x 8192) = 989.4 / 4.8 for T and round up."),
     ),
@@ -75,7 +73,8 @@ QUESTIONS = [
         why={"shared": "if the batch shared K and V, batching would raise the intensity, as it does for weights.",
              "softmax": "softmax adds about 1 % of the FLOPs and no bytes worth counting: it does not decide.",
              "heads": "the group size G is fixed by the model; the batch multiplies FLOPs and bytes alike."},
-        hint="what is read once for the whole batch in a weight matmul, and what is read per sequence in attention?",
+        hints=(
+            "what is read once for the whole batch in a weight matmul, and what is read per sequence in attention?",),
     ),
     Question(
         id="04.predict_exp_d96",
@@ -83,7 +82,6 @@ QUESTIONS = [
                "exponentials take (T_exp / T_matmul)?",
         expected=lambda: _exp_share(96),
         unit="",
-        hint="T_exp / T_matmul = P / (2 (d_qk + d_v) P_exp), with P / P_exp = 256 on the H100.",
         hints=("the table gives 1.00, 0.50 and 0.25 at head dims 64, 128 and 256: how does it scale with d?",
                "256 / (2 x (96 + 96))."),
     ),

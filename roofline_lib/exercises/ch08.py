@@ -55,10 +55,10 @@ def _launches_matter_more(model="llama-3-8b", context=4096, launch=10e-6, graph_
     def share(times, cost):
         return simulate_queue(times, cost).total / times.sum()
 
-    return max({"int4 weights": share(decode_kernel_times(model, 1, context, "H200", weight_dtype="int4"), launch),
-                "cuda graphs": share(decode_kernel_times(model, 1, context, "H200"), graph_launch),
-                "fusion": share(decode_kernel_times(model, 1, context, "H200", fused=True), launch),
-                "larger batch": share(decode_kernel_times(model, 64, context, "H200"), launch)}.items(),
+    return max({"int4 weights": share(decode_kernel_times(model, "H200", 1, context, weight_dtype="int4"), launch),
+                "cuda graphs": share(decode_kernel_times(model, "H200", 1, context), graph_launch),
+                "fusion": share(decode_kernel_times(model, "H200", 1, context, fused=True), launch),
+                "larger batch": share(decode_kernel_times(model, "H200", 64, context), launch)}.items(),
                key=lambda kv: kv[1])[0]
 
 
@@ -75,32 +75,32 @@ QUESTIONS = [
              _calls_per_second, rtol=0.03, unit="calls/s"),
     Question("08.h100_flat_region", "On an H100 SXM with a 5 us launch cost, below how many elements is an fp16 "
              "vector add launch-bound?", _h100_flat_region, rtol=0.03, unit="elements",
-             hint="5e-6 s x 3.35e12 B/s / 6 bytes per element"),
+             hints=("5e-6 s x 3.35e12 B/s / 6 bytes per element",)),
     Question("08.async_total", "Total time of 100 kernels of 3 us each launched asynchronously at 5 us apiece.",
-             _async_total, unit="s", hint="the first kernel starts after one launch; then the slower of launch "
-             "and kernel sets the pace; the last kernel still has to run"),
+             _async_total, unit="s", hints=("the first kernel starts after one launch; then the slower of launch "
+             "and kernel sets the pace; the last kernel still has to run",)),
     Question("08.decode_launch_bound", "Launch cost per kernel above which a Llama-3-8B decode step (batch 1, "
              "context 4096) on an H200 SXM is launch-bound.", _decode_launch_bound, rtol=0.03, unit="s",
-             hint="the step's roofline time divided by its number of kernels"),
+             hints=("the step's roofline time divided by its number of kernels",)),
     Question("08.fused_graph_launch_time", "CPU launch time of one fused Llama-3-8B decode step replayed as a CUDA "
              "graph at 70/80 us per kernel.", _fused_graph_launch_time, rtol=0.03, unit="s",
-             hint="fused kernels per step x the graph's cost per kernel"),
+             hints=("fused kernels per step x the graph's cost per kernel",)),
     Question("08.fewer_kernels", "Which remedy makes fewer, larger kernels by folding operations together: "
              "'batching', 'fusion' or 'graphs'?", lambda: "fusion", kind="choice",
              choices=("batching", "fusion", "graphs"),
-             hint="graphs keep the kernels and make launches cheaper; batching gives each kernel more sequences"),
+             hints=("graphs keep the kernels and make launches cheaper; batching gives each kernel more sequences",)),
     Question("08.predict_async_idle", "Predict, then check: 1000 kernels of 1.5 us launched asynchronously at 5 us "
              "apiece. What fraction of the total time is the GPU idle?", _idle_fraction, rtol=0.02,
-             hint="the launches set the pace: 1000 x 5 us, of which the GPU works 1000 x 1.5 us"),
+             hints=("the launches set the pace: 1000 x 5 us, of which the GPU works 1000 x 1.5 us",)),
     Question("08.design_batch_hides_launches", "Design: Llama-3-8B decode at context 4096 on an H200 SXM, launched "
              "eagerly at 10 us per kernel (387 kernels). The smallest batch whose roofline time is at least the "
              "3.87 ms of launches.", _batch_hiding_launches, rtol=0, unit="sequences",
-             hint="the weights' 15 GB once, plus 0.54 GB of KV cache per sequence, at 4.8 TB/s"),
+             hints=("the weights' 15 GB once, plus 0.54 GB of KV cache per sequence, at 4.8 TB/s",)),
     Question("08.explain_more_overhead", "Explain: Llama-3-8B at batch 1 on an H200, eager launches at 10 us. After "
              "which change do the launches cost the largest share of the step: 'int4 weights', 'cuda graphs', "
              "'fusion' or 'larger batch'?", _launches_matter_more, kind="choice",
              choices=("int4 weights", "cuda graphs", "fusion", "larger batch"), aliases={},
-             feedback={"cuda graphs": "graphs make each launch cheap (under 1 us): the launches hide again.",
+             why={"cuda graphs": "graphs make each launch cheap (under 1 us): the launches hide again.",
                        "fusion": "fusion launches 162 kernels instead of 387: less launch time for the same bytes.",
                        "larger batch": "a batch of 64 reads the same weights and 64 KV caches: more memory time to "
                                        "hide the same launches under."}),
@@ -108,7 +108,7 @@ QUESTIONS = [
              "each take 1000 x (5 + 2) us = 7 ms.' What is wrong: 'overlap' (asynchronous launches overlap the "
              "kernels), 'launch cost', 'kernel count' or 'nothing'?", _added_launches, kind="choice",
              choices=("overlap", "launch cost", "kernel count", "nothing"), aliases={},
-             feedback={"launch cost": "5 us per launch is the premise; the sum is the slip.",
+             why={"launch cost": "5 us per launch is the premise; the sum is the slip.",
                        "kernel count": "1000 kernels is the premise; the sum is the slip.",
                        "nothing": "7 ms is the synchronous time; a stream lets the CPU launch the next kernel while "
                                   "the GPU runs this one."}),

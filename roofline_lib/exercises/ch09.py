@@ -71,35 +71,35 @@ def _replicas_or_tp():
 
 QUESTIONS = [
     Question("09.allreduce_bytes", "Bytes each of 8 chips sends in a ring all-reduce of a 64 MB message.",
-             _allreduce_bytes, unit="B", hint="2 (N - 1) / N of the message"),
+             _allreduce_bytes, unit="B", hints=("2 (N - 1) / N of the message",)),
     Question("09.nvlink_allreduce_time", "Time of that all-reduce over H100 SXM NVLink, bandwidth term only.",
-             _nvlink_time, unit="s", hint="NVLink's 900 GB/s adds both directions: a ring sends one way"),
+             _nvlink_time, unit="s", hints=("NVLink's 900 GB/s adds both directions: a ring sends one way",)),
     Question("09.crossover_tokens_13b", "Tokens per step above which gathering Llama-2-13B's weights moves fewer "
              "bytes than moving activations (per layer).", _crossover_13b, unit="tokens",
-             hint="P_layer / (4 x hidden)"),
+             hints=("P_layer / (4 x hidden)",)),
     Question("09.decode_bound_pcie", "Llama-2-70B bf16 decode on 8 x H100 SXM over PCIe, batch 64, context 4096 "
              "(KV cache included): which term is largest, 'compute', 'memory' or 'communication'?",
              _decode_bound_pcie, kind="choice", choices=("compute", "memory", "communication"),
-             hint="the KV cache of 64 sequences of 4096 positions is read every step too"),
+             hints=("the KV cache of 64 sequences of 4096 positions is read every step too",)),
     Question("09.bubble_microbatches", "A decode step on 8 pipeline stages: the fewest microbatches that keep the "
              "idle time (fill and drain) at or below 10 % of the step.", _bubble_microbatches, rtol=0,
-             unit="microbatches", hint="idle share = (n - 1) / (m + n - 1)"),
+             unit="microbatches", hints=("idle share = (n - 1) / (m + n - 1)",)),
     Question("09.ep_alltoall_bytes", "Mixtral-8x7B decode, batch 64 (8 sequences per chip), experts spread over "
              "8 x H100, uniform routing: 1/8 of the routed copies stay on their own chip. Bytes each chip sends per "
              "step in the all-to-alls (bf16 activations).", _ep_bytes, unit="B",
-             hint="2 all-to-alls per MoE layer; each token's hidden vector goes to 2 experts, and 7/8 of those "
-                  "copies leave the chip"),
+             hints=("2 all-to-alls per MoE layer; each token's hidden vector goes to 2 experts, and 7/8 of those "
+                  "copies leave the chip",)),
     Question("09.replicas_or_tp", "Llama-2-7B, batch 64, context 4096 on 8 x H100 SXM (NVLink): is a decode step "
              "faster as 8 'replicas' (8 sequences each) or 'tensor' parallel over 8 (communication not hidden)?",
              _replicas_or_tp, kind="choice", choices=("replicas", "tensor")),
     Question("09.predict_allreduce_pcie", "Predict, then check: one all-reduce of one token's Llama-2-70B activations "
              "(8,192 bf16 values) on 8 x H100 SXM over PCIe, NCCL's latency model included. Within 5 % counts.",
              _decode_allreduce_pcie, rtol=0.05, unit="s",
-             hint="6.6 us + 2(N - 1) steps x 1.0 us over PCIe, plus 2(N - 1)/N x 16 kB at 64 GB/s per direction"),
+             hints=("6.6 us + 2(N - 1) steps x 1.0 us over PCIe, plus 2(N - 1)/N x 16 kB at 64 GB/s per direction",)),
     Question("09.design_chips_8k", "Design: the fewest A100 80GB SXM4 in tensor parallel ('2', '4', '8' or 'more than "
              "8') that hold 100 sequences of 8,192 positions of Llama-2-70B (bf16) inside vLLM's 0.9 share.",
              _fewest_chips_8k, kind="choice", choices=("2", "4", "8", "more than 8"),
-             feedback={"2": "each chip holds 69 GB of weights in its 77.3 GB share: 8.3 GB left, room for 6 sequences "
+             why={"2": "each chip holds 69 GB of weights in its 77.3 GB share: 8.3 GB left, room for 6 sequences "
                             "of 8,192 positions (1.3 GB each per chip).",
                        "4": "4 chips hold 127 sequences of 4,096 positions (the table above), but a sequence of "
                             "8,192 needs twice the KV cache: 63 fit.",
@@ -110,14 +110,14 @@ QUESTIONS = [
              "latency that does not shrink with N), 'bandwidth' (the all-reduced bytes grow with N), 'kv cache' (each "
              "chip reads the whole KV cache) or 'compute'?", lambda: "latency", kind="choice",
              choices=("latency", "bandwidth", "kv cache", "compute"),
-             feedback={"bandwidth": "one token's activations are 8 kB: 2(N - 1)/N of it takes nanoseconds; and the "
+             why={"bandwidth": "one token's activations are 8 kB: 2(N - 1)/N of it takes nanoseconds; and the "
                                     "factor grows only from 1 to 1.75.",
                        "kv cache": "the KV cache is split by KV head: each chip reads 1/N of it.",
                        "compute": "batch-1 decode does 2 FLOPs per weight: compute is a few percent of the step."}),
     Question("09.mistake_allreduce_time", "Find the mistake: 'the 64 MB all-reduce on 8 x H100 takes 2 x 64 MB / "
              "900 GB/s = 142 us.' Is 'one' of its two numbers wrong (the factor 2, the 900 GB/s), are 'both' wrong, "
              "or 'nothing'?", _allreduce_slip, kind="choice", choices=("one", "both", "nothing"),
-             feedback={"one": "check both: a ring sends 2(N - 1)/N = 1.75 of the message per chip, not 2, and it sends "
+             why={"one": "check both: a ring sends 2(N - 1)/N = 1.75 of the message per chip, not 2, and it sends "
                               "one way on each link: 450 GB/s, not the 900 that adds both directions.",
                        "nothing": "the time is 1.75 x 64 MB / 450 GB/s = 249 us, not 142 us."}),
 ]

@@ -25,9 +25,9 @@ class Question:
     ``check``; most questions need none) that computes the right answer with
     the library. ``kind`` is "number" (compared within ``rtol``) or "choice"
     (one of ``choices``, case-insensitive; ``aliases`` maps other spellings;
-    ``why`` (or ``feedback``) maps a wrong choice to the feedback that explains it). ``hints``
-    are progressive (a nudge first, then the method) for ``hint()``; without
-    them ``hint`` is the only one.
+    ``why`` maps a wrong choice to the feedback that explains it). ``hints``
+    are progressive (a nudge first, then the method) for ``hint()``; the first is also
+    what a wrong answer's feedback suggests.
     """
 
     id: str
@@ -38,10 +38,8 @@ class Question:
     unit: str = ""
     choices: tuple = ()
     aliases: dict = dataclasses.field(default_factory=lambda: dict(BOUND_ALIASES))
-    hint: str = ""
     why: dict = dataclasses.field(default_factory=dict)
     hints: tuple = ()
-    feedback: dict = dataclasses.field(default_factory=dict)  # the same as ``why``, as chapters 05-10 spell it
 
     def __post_init__(self):
         # keep only the spellings that lead to one of this question's choices: the default bound words
@@ -117,7 +115,7 @@ def hint(question_id, level=None):
     ``level`` (1, 2, ...) asks for one hint by number instead of the next one.
     """
     q = get_question(question_id)
-    steps = tuple(q.hints) or ((q.hint,) if q.hint else ())
+    steps = tuple(q.hints)
     if not steps:
         return Hint(f"{q.id}: no hint for this one — reread the question's unit and the section it follows.")
     if level is None:
@@ -171,7 +169,7 @@ def _check_choice(q, answer, expected):
         return Feedback(q.id, True, f"✅ {q.id}: correct — {expected}.")
     if given in q.why:
         return Feedback(q.id, False, f"❌ {q.id}: not {given!r}: {q.why[given]}")
-    why = q.feedback.get(given) or (f"Hint: {q.hint}" if q.hint else "")
+    why = f"Hint: {q.hints[0]}" if q.hints else ""
     return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" {why}" if why else ""))
 
 
@@ -220,7 +218,7 @@ def _check_number(q, answer, expected):
                         f"{'positive' if expected > 0 else 'negative'}.")
     if value == 0 or expected == 0:
         return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is not right."
-                        + (f" Hint: {q.hint}" if q.hint else ""))
+                        + (f" Hint: {q.hints[0]}" if q.hints else ""))
     ratio = value / expected
     slip = diagnose_ratio(ratio, q.rtol)
     if slip:
@@ -228,4 +226,4 @@ def _check_number(q, answer, expected):
     direction = "too high" if ratio > 1 else "too low"
     return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is {direction} (by a factor of "
                     f"{max(ratio, 1 / ratio):.3g}; tolerance ±{q.rtol:.0%})."
-                    + (f" Hint: {q.hint}" if q.hint else ""))
+                    + (f" Hint: {q.hints[0]}" if q.hints else ""))

@@ -3,24 +3,18 @@ and extend steps with time by part and category (``steps``), memory and the larg
 as traffic (``fusion``) and FlashDecoding's occupancy (``occupancy``).
 """
 
-from .blocks import (
-    ATTENTION_WEIGHTS,
-    CATEGORIES,
-    KV_CACHE,
-    LM_HEAD,
-    MLP_WEIGHTS,
-    RMSNORM_FLOPS,
-    ROPE_FLOPS,
-    SILU_MUL_FLOPS,
-    SMALL_OPS,
-    Dtypes,
-    attention_block,
-    forward,
-    mlp_block,
-    pairs,
-)
+from .blocks import RMSNORM_FLOPS, ROPE_FLOPS, SILU_MUL_FLOPS
 from .fusion import attention_chain, gated_mlp_chain
-from .memory import CUDA_CONTEXT_BYTES, VLLM_GPU_MEMORY_UTILIZATION, fits, max_batch, memory_required, usable_memory
+from .memory import (
+    CUDA_CONTEXT_BYTES,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    fits,
+    max_batch,
+    memory_required,
+    memory_share,
+    sequences_that_fit,
+    usable_memory,
+)
 from .occupancy import (
     decode_attention_blocks,
     decode_attention_time,
@@ -29,13 +23,15 @@ from .occupancy import (
     flash_decoding_splits,
     sm_utilisation,
 )
+from .parts import ATTENTION_WEIGHTS, CATEGORIES, KV_CACHE, LM_HEAD, MLP_WEIGHTS, SMALL_OPS, PartKind, Sharding
 from .steps import category_of, decode_step, extend_step, kernel_sum_time, prefill, time_by_category, time_by_part
 
 __all__ = [
-    "attention_block", "attention_chain", "ATTENTION_WEIGHTS", "CATEGORIES", "category_of", "CUDA_CONTEXT_BYTES",
-    "decode_attention_blocks", "decode_attention_time", "decode_step", "Dtypes", "extend_step", "fits",
-    "flash_attn_num_splits", "flash_attn_num_splits_heuristic", "flash_decoding_splits", "forward",
-    "gated_mlp_chain", "kernel_sum_time", "KV_CACHE", "LM_HEAD", "max_batch", "memory_required", "mlp_block",
-    "MLP_WEIGHTS", "pairs", "prefill", "RMSNORM_FLOPS", "ROPE_FLOPS", "SILU_MUL_FLOPS", "sm_utilisation",
-    "SMALL_OPS", "time_by_category", "time_by_part", "usable_memory", "VLLM_GPU_MEMORY_UTILIZATION"
+    "attention_chain", "ATTENTION_WEIGHTS", "CATEGORIES", "category_of", "CUDA_CONTEXT_BYTES",
+    "decode_attention_blocks", "decode_attention_time", "decode_step", "extend_step", "fits",
+    "flash_attn_num_splits", "flash_attn_num_splits_heuristic", "flash_decoding_splits", "gated_mlp_chain",
+    "kernel_sum_time", "KV_CACHE", "LM_HEAD", "max_batch", "memory_required", "memory_share", "MLP_WEIGHTS",
+    "PartKind", "prefill", "RMSNORM_FLOPS", "ROPE_FLOPS", "sequences_that_fit", "Sharding", "SILU_MUL_FLOPS",
+    "sm_utilisation", "SMALL_OPS", "time_by_category", "time_by_part", "usable_memory",
+    "VLLM_GPU_MEMORY_UTILIZATION"
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..core.checks import positive
 from ..core.dtypes import bytes_per_element, canonical_dtype
-from ..roofline.workloads import Workload, elementwise, matmul
+from ..roofline.workloads import Workload, attention_counts, elementwise, matmul
 from .blocks import SILU_MUL_FLOPS, pairs
 
 
@@ -50,8 +50,8 @@ def attention_chain(batch, heads, kv_heads, q_len, kv_len, head_dim, dtype="bf16
     size = bytes_per_element(dtype)
     n_pairs = pairs(T, S, causal)
     if fused:
-        return Workload("fused attention (FlashAttention)", 4 * B * H * n_pairs * d,
-                        size * B * (2 * T * H * d + 2 * S * Hkv * d), canonical_dtype(dtype))
+        return Workload.trusted("fused attention (FlashAttention)",
+                                *attention_counts(B, H, Hkv, n_pairs, T, S, d, d, size, size), canonical_dtype(dtype))
     scores = size * B * H * T * S  # stored in full even with a causal mask
     return sum([
         Workload("QK^T matmul", 2 * B * H * n_pairs * d, size * B * (T * H * d + S * Hkv * d) + scores,

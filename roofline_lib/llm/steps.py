@@ -6,7 +6,7 @@
     rl.estimate(w, "A100").lower                        # seconds
     time_by_part(w, "A100")                             # where the time goes
 
-A step is a sum of named per-layer operations (``llm_blocks``: RMSNorm, QKV projection, RoPE, KV
+A step is a sum of per-layer operations (``blocks``, each part typed by ``parts``: RMSNorm, QKV projection, RoPE, KV
 cache write, attention, output projection, residual add, MLP projections, SiLU x up, LM head ...),
 each counted as its own kernel: it reads its inputs and writes its outputs once (the minimum
 traffic, the ideal of a well-tiled kernel; real kernels can move more). Attention is counted as a
@@ -26,67 +26,68 @@ sequence only (what serving engines do). MoE layers read the weights of the expe
 tokens are routed to: under uniform independent routing, E(1 - (1 - k/E)^tokens) of E experts.
 MLA (DeepSeek-V2) decode uses the absorbed form (attention over the cached latent, as inference
 kernels do); MLA prefill decompresses K and V.
-
-This module also gathers, under one name, what the chapters reach as ``rl.llm.X``: the fusion
-chains (``fusion``), FlashDecoding's occupancy model (``occupancy``) and memory (``llm_memory``).
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from ..core.checks import positive
+from ..core.checks import dtypes, non_negative, positive
 from ..roofline.bounds import estimate
-from ..specs.models import get_model, list_models
-from .blocks import CATEGORIES, Dtypes, forward
+from ..specs.models import get_model
+from .blocks import forward
+from .parts import CATEGORIES, KINDS
 
 
-def prefill(model, batch, prompt_len, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+def prefill(model, batch, prompt_len, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """The forward pass over ``prompt_len`` prompt tokens of ``batch`` sequences (causal attention);
     fills the KV cache and yields each sequence's first generated token. Vectorised."""
-    m = get_model(model)
-    batch = positive("batch", batch, integer=True)
-    prompt_len = positive("prompt_len", prompt_len, integer=True)
-    dt = Dtypes(weight_dtype, kv_dtype, compute_dtype)
+    return prefill_unchecked(get_model(model), positive("batch", batch, integer=True),
+                             positive("prompt_len", prompt_len, integer=True),
+                             dtypes(weight_dtype, kv_dtype, compute_dtype))
+
+
+def prefill_unchecked(m, batch, prompt_len, dt):
+    """``prefill`` for a Model, checked sizes and a ``Dtypes`` bundle (what the modules above call)."""
     return forward(m, batch, prompt_len, prompt_len, dt, causal=True, logits_per_sequence=1,
                    name=f"{m.name} prefill")
 
 
-def decode_step(model, batch, context, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+def decode_step(model, batch, context, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """One decode step: one new token for each of ``batch`` sequences, attending to ``context``
     positions (the KV cache, the new token included). Reads every weight (MoE: the experts used)
     and the whole KV cache once. Vectorised."""
-    m = get_model(model)
-    batch = positive("batch", batch, integer=True)
-    context = positive("context", context, integer=True)
-    dt = Dtypes(weight_dtype, kv_dtype, compute_dtype)
+    return decode_step_unchecked(get_model(model), positive("batch", batch, integer=True),
+                                 positive("context", context, integer=True),
+                                 dtypes(weight_dtype, kv_dtype, compute_dtype))
+
+
+def decode_step_unchecked(m, batch, context, dt):
+    """``decode_step`` for a Model, checked sizes and a ``Dtypes`` bundle."""
     return forward(m, batch, 1, context, dt, causal=False, logits_per_sequence=1, name=f"{m.name} decode step")
 
 
-def extend_step(model, batch, new_tokens, cached_len, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16",
-                logits_per_sequence=1):
+def extend_step(model, batch, new_tokens, cached_len, *, logits_per_sequence=1, weight_dtype="bf16",
+                kv_dtype="bf16", compute_dtype="bf16"):
     """A forward pass over ``new_tokens`` tokens of each of ``batch`` sequences whose first ``cached_len``
     positions are already in the KV cache (causal among the new tokens; each attends to the cached positions
     too): a chunk of a chunked prefill, the uncached suffix of a prompt under prefix caching, or a speculative
     verify step (the last accepted token and k drafted ones, ``logits_per_sequence=k + 1``).
     ``cached_len=0`` is ``prefill``; ``new_tokens=1`` is ``decode_step(context=cached_len + 1)``. Vectorised."""
-    m = get_model(model)
-    batch = positive("batch", batch, integer=True)
     new_tokens = positive("new_tokens", new_tokens, integer=True)
-    cached = np.asarray(cached_len, dtype=float) if not isinstance(cached_len, bool) else np.array(np.nan)
-    if cached.size == 0 or not np.all(np.isfinite(cached)) or np.any(cached < 0) or np.any(cached != np.round(cached)):
-        raise ValueError(f"cached_len must be a whole number of positions >= 0 (0: a plain prefill); "
-                         f"got {cached_len!r}")
-    cached = cached.item() if cached.ndim == 0 else cached
     logits = positive("logits_per_sequence", logits_per_sequence, integer=True)
     if np.any(np.asarray(logits) > np.asarray(new_tokens)):
         raise ValueError(f"logits_per_sequence ({logits_per_sequence}) cannot exceed new_tokens ({new_tokens}): "
                          "logits come only from the positions the pass computes")
-    dt = Dtypes(weight_dtype, kv_dtype, compute_dtype)
-    return forward(m, batch, new_tokens, cached + new_tokens, dt, causal=True, logits_per_sequence=logits,
-                   name=f"{m.name} extend step")
+    return extend_step_unchecked(get_model(model), positive("batch", batch, integer=True), new_tokens,
+                                 non_negative("cached_len (0: a plain prefill)", cached_len, integer=True),
+                                 dtypes(weight_dtype, kv_dtype, compute_dtype), logits)
+
+
+def extend_step_unchecked(m, batch, new_tokens, cached_len, dt, logits_per_sequence=1):
+    """``extend_step`` for a Model, checked sizes and a ``Dtypes`` bundle."""
+    return forward(m, batch, new_tokens, cached_len + new_tokens, dt, causal=True,
+                   logits_per_sequence=logits_per_sequence, name=f"{m.name} extend step")
 
 
 def time_by_part(workload, hw, dtype=None):
@@ -133,14 +134,9 @@ def kernel_sum_time(workload, hw, dtype=None):
     return sum(p.lower for p in estimate(workload, hw, dtype).parts)
 
 
-@functools.lru_cache(maxsize=1)
 def _category_by_name():
-    """{part name: category} over the steps of every model in data/models/ (for ``category_of(name)``)."""
-    out = {}
-    for name in list_models():
-        for step in (decode_step(name, 1, 2), prefill(name, 1, 2)):
-            out.update((p.name, p.category) for p in step.leaves())
-    return out
+    """{part name: category} over every kind of part (for ``category_of(name)``)."""
+    return {kind.name: kind.category for kind in KINDS}
 
 
 __all__ = [

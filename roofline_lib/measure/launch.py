@@ -2,7 +2,7 @@
 
     trace = rl.launch.simulate_queue(durations, launch_cost)       # asynchronous dispatch
     trace = rl.launch.simulate_queue(durations, launch_cost, synchronous=True)
-    times = rl.launch.decode_kernel_times("llama-3-8b", 1, 4096, "H200")  # one decode step's kernels
+    times = rl.launch.decode_kernel_times("llama-3-8b", "H200", batch=1, context=4096)  # one decode step's kernels
 
 The model is deterministic and has two inputs: each kernel's time on the device, and the CPU's cost
 to launch one kernel. The CPU launches kernel i, then kernel i + 1, ... without waiting
@@ -17,17 +17,18 @@ import dataclasses
 
 import numpy as np
 
-from ..llm.steps import decode_step
+from ..core.checks import dtypes, positive
+from ..llm.parts import KINDS
+from ..llm.steps import decode_step_unchecked
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 
-# Parts of a decode step that run once per step, not once per layer.
-ONCE_PER_STEP = ("embedding lookup", "final RMSNorm", "LM head")
-# Parts a fusing compiler keeps as kernels of their own; the elementwise parts between them
-# (norms, RoPE, the KV-cache write, activations, residual adds) are folded into the next one.
-KEPT_BY_FUSION = ("embedding lookup", "QKV projection", "attention (reads KV cache)", "output projection",
-                  "MLP gate+up projection", "MLP down projection", "LM head")
+# Parts of a decode step that run once per step, not once per layer (each part's kind says which).
+ONCE_PER_STEP = tuple(k.name for k in KINDS if not k.per_layer)
+# Parts a fusing compiler keeps as kernels of their own (``PartKind.kernel``); the elementwise parts between
+# them (norms, RoPE, the KV-cache write, activations, residual adds) are folded into the next one.
+KEPT_BY_FUSION = tuple(k.name for k in KINDS if k.kernel)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +78,7 @@ def simulate_queue(durations, launch_cost, synchronous=False):
     return Trace(start, end, durations, launch_cost)
 
 
-def decode_kernel_times(model, batch, context, hw, *, fused=False, weight_dtype="bf16", kv_dtype="bf16"):
+def decode_kernel_times(model, hw, batch, context, *, fused=False, weight_dtype="bf16", kv_dtype="bf16"):
     """Roofline time (s, max of math and memory time) of each kernel of one decode step, in launch order.
 
     One kernel per part of ``rl.decode_step(...).leaves()`` and per layer (the parts of every layer
@@ -88,21 +89,23 @@ def decode_kernel_times(model, batch, context, hw, *, fused=False, weight_dtype=
     m = get_model(model)
     if getattr(m, "moe_layers", 0):
         raise ValueError(f"{m.name} is a mixture-of-experts model; decode_kernel_times takes dense models only")
-    hw = get_accelerator(hw) if isinstance(hw, str) else hw
-    leaves = decode_step(m, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype).leaves()
-    head = [p for p in leaves if p.name == "embedding lookup"]
-    tail = [p for p in leaves if p.name in ONCE_PER_STEP[1:]]
-    layer = [p for p in leaves if p.name not in ONCE_PER_STEP]
+    hw = get_accelerator(hw)
+    step = decode_step_unchecked(m, positive("batch", batch, integer=True), positive("context", context, integer=True),
+                                 dtypes(weight_dtype, kv_dtype))
+    leaves = step.leaves()
+    head = [leaves[0]]  # the embedding lookup: once, before the layers
+    tail = [p for p in leaves[1:] if not p.kind.per_layer]  # final norm and LM head: once, after them
+    layer = [p for p in leaves if p.kind.per_layer]
     per_layer = [float(estimate(p, hw).lower) / m.num_layers for p in layer]
-    names = [p.name for p in head] + [p.name for p in layer] * m.num_layers + [p.name for p in tail]
+    kinds = [p.kind for p in head] + [p.kind for p in layer] * m.num_layers + [p.kind for p in tail]
     times = ([float(estimate(p, hw).lower) for p in head] + per_layer * m.num_layers
              + [float(estimate(p, hw).lower) for p in tail])
     if not fused:
         return np.array(times)
     merged, pending = [], 0.0
-    for name, t in zip(names, times, strict=True):
+    for kind, t in zip(kinds, times, strict=True):
         pending += t
-        if name in KEPT_BY_FUSION:
+        if kind.kernel:
             merged.append(pending)
             pending = 0.0
     if pending:
@@ -112,7 +115,7 @@ def decode_kernel_times(model, batch, context, hw, *, fused=False, weight_dtype=
 
 def decode_kernel_count(model, fused=False):
     """Kernels one decode step launches (one per part and layer; ``fused``: matmuls and attention only)."""
-    return int(decode_kernel_times(model, 1, 1, "H200", fused=fused).size)
+    return int(decode_kernel_times(model, "H200", 1, 1, fused=fused).size)
 
 
 __all__ = ["decode_kernel_count", "decode_kernel_times", "KEPT_BY_FUSION", "ONCE_PER_STEP", "simulate_queue", "Trace"]

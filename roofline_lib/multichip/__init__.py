@@ -9,6 +9,7 @@ from .collectives import (
     NCCL_STEP_LATENCY,
     allgather_bytes,
     allreduce_time_on,
+    allreduce_time_on_unchecked,
     alltoall_bytes,
     alltoall_time_on,
     canonical_link,
@@ -16,6 +17,7 @@ from .collectives import (
     megatron_layer_bytes,
     reduce_scatter_bytes,
     ring_allreduce_bytes,
+    ring_allreduce_bytes_unchecked,
     ring_allreduce_steps,
     ring_allreduce_time,
     send_time_on,
@@ -25,8 +27,6 @@ from .collectives import (
     weight_gathered_layer_bytes,
 )
 from .parallel import (
-    EXPERT_PARTS,
-    REPLICATED,
     TERMS,
     MultiChipEstimate,
     ep_decode_step,
@@ -39,10 +39,11 @@ from .parallel import (
 )
 
 __all__ = [
-    "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "canonical_link",
-    "ep_decode_step", "EXPERT_PARTS", "kv_shards", "LINK_ALIASES", "link_bandwidth", "LINKS",
+    "allgather_bytes", "allreduce_time_on", "allreduce_time_on_unchecked", "alltoall_bytes", "alltoall_time_on",
+    "canonical_link", "ep_decode_step", "kv_shards", "LINK_ALIASES", "link_bandwidth", "LINKS",
     "megatron_layer_bytes", "MultiChipEstimate", "NCCL_BASE_LATENCY", "NCCL_STEP_LATENCY", "pp_decode_step",
-    "reduce_scatter_bytes", "replica_decode_step", "REPLICATED", "ring_allreduce_bytes", "ring_allreduce_steps",
-    "ring_allreduce_time", "send_time_on", "tensor_parallel_matmul_bytes", "TERMS", "tp_decode_step",
-    "tp_max_batch", "tp_prefill", "transfer_time", "weight_gathered_crossover_tokens", "weight_gathered_layer_bytes"
+    "reduce_scatter_bytes", "replica_decode_step", "ring_allreduce_bytes", "ring_allreduce_bytes_unchecked",
+    "ring_allreduce_steps", "ring_allreduce_time", "send_time_on", "tensor_parallel_matmul_bytes", "TERMS",
+    "tp_decode_step", "tp_max_batch", "tp_prefill", "transfer_time", "weight_gathered_crossover_tokens",
+    "weight_gathered_layer_bytes"
 ]

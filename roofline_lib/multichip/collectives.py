@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.checks import positive
+from ..core.checks import non_negative, positive
 from ..specs.hardware import get_accelerator
 
 
@@ -26,8 +26,11 @@ def _chips(n_chips):
 def allgather_bytes(total_bytes, n_chips):
     """Bytes each chip sends in a ring all-gather of a ``total_bytes`` array split in n shards:
     it forwards n - 1 shards of total/n."""
-    n = _chips(n_chips)
-    return positive("total_bytes", total_bytes) * (n - 1) / n
+    return _allgather_bytes(positive("total_bytes", total_bytes), _chips(n_chips))
+
+
+def _allgather_bytes(total_bytes, n):
+    return total_bytes * (n - 1) / n
 
 
 def reduce_scatter_bytes(total_bytes, n_chips):
@@ -44,6 +47,10 @@ def ring_allreduce_bytes(message_bytes, n_chips):
     return 2 * allgather_bytes(message_bytes, n_chips)
 
 
+def ring_allreduce_bytes_unchecked(message_bytes, n):
+    return 2 * _allgather_bytes(message_bytes, n)
+
+
 def ring_allreduce_steps(n_chips):
     """Sequential steps of a ring all-reduce: 2 (n - 1); each pays the link latency once."""
     return 2 * (_chips(n_chips) - 1)
@@ -51,13 +58,13 @@ def ring_allreduce_steps(n_chips):
 
 def transfer_time(nbytes, bandwidth, latency=0.0):
     """The latency + bytes / bandwidth model of one transfer (bandwidth per direction, byte/s)."""
-    nbytes = np.asarray(nbytes, dtype=float)
-    if np.any(~np.isfinite(nbytes)) or np.any(nbytes < 0):
-        raise ValueError(f"nbytes must be finite and >= 0, got {nbytes!r}")
-    latency = np.asarray(latency, dtype=float)
-    if np.any(~np.isfinite(latency)) or np.any(latency < 0):
-        raise ValueError(f"latency must be finite and >= 0 seconds, got {latency!r}")
-    result = latency + nbytes / positive("bandwidth (byte/s, per direction)", bandwidth)
+    nbytes = non_negative("nbytes", nbytes)
+    return _transfer_time(nbytes, positive("bandwidth (byte/s, per direction)", bandwidth),
+                          non_negative("latency (s)", latency))
+
+
+def _transfer_time(nbytes, bandwidth, latency):
+    result = latency + np.asarray(nbytes, dtype=float) / bandwidth
     return result.item() if np.ndim(result) == 0 else result
 
 
@@ -67,8 +74,15 @@ def ring_allreduce_time(message_bytes, n_chips, bandwidth, latency=0.0):
     = 2(n-1) * latency + 2(n-1)/n * message / bandwidth. With one chip there is nothing to do: 0.
     """
     n = _chips(n_chips)
-    steps = ring_allreduce_steps(n)
-    return transfer_time(ring_allreduce_bytes(message_bytes, n), bandwidth, steps * np.asarray(latency, float))
+    return _ring_allreduce_time(positive("message_bytes", message_bytes), n,
+                                positive("bandwidth (byte/s, per direction)", bandwidth),
+                                non_negative("latency (s)", latency))
+
+
+def _ring_allreduce_time(message_bytes, n, bandwidth, latency):
+    steps = 2 * (n - 1)  # a reduce-scatter and an all-gather of n - 1 steps each, one latency per step
+    return _transfer_time(ring_allreduce_bytes_unchecked(message_bytes, n), bandwidth,
+                          steps * np.asarray(latency, float))
 
 
 # ---------------------------------------------------------------- tensor parallelism
@@ -148,24 +162,28 @@ def canonical_link(link):
 
 
 def link_bandwidth(hw, link):
-    """Bandwidth of one direction of ``hw``'s NVLink (interconnect) or PCIe (host) link, byte/s."""
+    """Bandwidth of one direction of ``hw``'s NVLink (interconnect) or PCIe (host) link, byte/s: the chip's
+    ``interconnect_bandwidth_per_direction`` or ``host_link_bandwidth_per_direction`` (the one home of the
+    halving: datasheets add both directions)."""
     hw, key = get_accelerator(hw), canonical_link(link)
-    both = getattr(hw, LINKS[key])
-    if both is None:
+    if getattr(hw, LINKS[key]) is None:
         raise ValueError(f"{hw.name} has no {key} figure in its data file; "
                          f"it has: {', '.join(k for k, f in LINKS.items() if getattr(hw, f)) or 'none'}")
-    return both / 2
+    return getattr(hw, LINKS[key] + "_per_direction")
 
 
 def allreduce_time_on(hw, link, message_bytes, n_chips):
     """A ring all-reduce of ``message_bytes`` over n of ``hw``'s chips on ``link``, by NCCL's model:
     baseLat + 2(n - 1) x hwLat + 2(n - 1)/n x message / per-direction bandwidth; 0 on one chip."""
-    n = int(_chips(n_chips))
+    return allreduce_time_on_unchecked(hw, link, positive("message_bytes", message_bytes), int(_chips(n_chips)))
+
+
+def allreduce_time_on_unchecked(hw, link, message_bytes, n):
+    """``allreduce_time_on`` for checked sizes (what ``parallel`` calls)."""
     if n == 1:
         return 0.0 * np.asarray(message_bytes, float) if np.ndim(message_bytes) else 0.0
     key = canonical_link(link)
-    return NCCL_BASE_LATENCY + ring_allreduce_time(message_bytes, n, link_bandwidth(hw, key),
-                                                   NCCL_STEP_LATENCY[key])
+    return NCCL_BASE_LATENCY + _ring_allreduce_time(message_bytes, n, link_bandwidth(hw, key), NCCL_STEP_LATENCY[key])
 
 
 def send_time_on(hw, link, nbytes):
@@ -187,9 +205,9 @@ def alltoall_time_on(hw, link, per_chip_bytes, n_chips):
 
 
 __all__ = [
-    "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "canonical_link", "LINK_ALIASES",
-    "link_bandwidth", "LINKS", "megatron_layer_bytes", "NCCL_BASE_LATENCY", "NCCL_STEP_LATENCY",
-    "reduce_scatter_bytes", "ring_allreduce_bytes", "ring_allreduce_steps", "ring_allreduce_time", "send_time_on",
-    "tensor_parallel_matmul_bytes", "transfer_time", "weight_gathered_crossover_tokens",
-    "weight_gathered_layer_bytes",
+    "allgather_bytes", "allreduce_time_on", "allreduce_time_on_unchecked", "alltoall_bytes", "alltoall_time_on",
+    "canonical_link", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes", "NCCL_BASE_LATENCY",
+    "NCCL_STEP_LATENCY", "reduce_scatter_bytes", "ring_allreduce_bytes", "ring_allreduce_bytes_unchecked",
+    "ring_allreduce_steps", "ring_allreduce_time", "send_time_on", "tensor_parallel_matmul_bytes", "transfer_time",
+    "weight_gathered_crossover_tokens", "weight_gathered_layer_bytes",
 ]

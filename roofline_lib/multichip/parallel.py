@@ -24,21 +24,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 
 from ..core.checks import positive
-from ..core.dtypes import bytes_per_element
-from ..llm.memory import usable_memory
-from ..llm.steps import decode_step, prefill
+from ..core.dtypes import BYTES_PER_ELEMENT
+from ..llm.memory import sequences_that_fit
+from ..llm.parts import Sharding
+from ..llm.setup import setup
+from ..llm.steps import decode_step_unchecked, prefill_unchecked
 from ..roofline.bounds import estimate
-from ..specs.hardware import Accelerator, get_accelerator
+from ..specs.hardware import Accelerator
 from ..specs.models import get_model
 from . import collectives
 
-# Parts every chip does in full under tensor parallelism (they act on the whole hidden vector).
-REPLICATED = ("RMSNorm", "final RMSNorm", "residual add", "embedding lookup", "MoE router")
-EXPERT_PARTS = ("MoE experts gate+up", "MoE experts SiLU x up", "MoE experts down", "MoE combine")
 TERMS = ("compute", "memory", "communication")
 
 
@@ -86,8 +86,17 @@ class MultiChipEstimate:
     def exposed(self):
         return np.maximum(self.t_math, self.t_mem) + self.t_comm + self.t_idle
 
-    lower = overlapped
-    upper = sequential
+    @property
+    def lower(self):
+        """Deprecated: the older name of ``overlapped``."""
+        warnings.warn("MultiChipEstimate.lower is deprecated; use .overlapped", DeprecationWarning, stacklevel=2)
+        return self.overlapped
+
+    @property
+    def upper(self):
+        """Deprecated: the older name of ``sequential``."""
+        warnings.warn("MultiChipEstimate.upper is deprecated; use .sequential", DeprecationWarning, stacklevel=2)
+        return self.sequential
 
     @property
     def bound(self):
@@ -122,50 +131,57 @@ class MultiChipEstimate:
 
 # ---------------------------------------------------------------- shared pieces
 
-def _common(model, hw, n_chips, link, name="n_chips"):
-    m, hw = get_model(model), get_accelerator(hw)
-    n = int(positive(name, n_chips, integer=True))
-    collectives.link_bandwidth(hw, link)  # refuses an unknown link or a chip without one
-    return m, hw, n
+def _common(model, hw, n_chips, link, options, name="n_chips"):
+    """The checked Setup of a multi-chip call, and its link."""
+    s = setup(model, hw, n_chips=n_chips, **options)
+    collectives.link_bandwidth(s.hw, link)  # refuses an unknown link or a chip without one
+    return s, s.n_chips
+
+
+def _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction, reserved_bytes):
+    return dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype,
+                usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
 
 
 def kv_shards(model, n_chips):
     """Ways the KV cache splits under tensor parallelism: by KV head, so at most ``num_kv_heads``;
     MLA's latent is shared by every head and cannot split (1)."""
-    m = get_model(model)
-    return 1 if m.mla else min(int(positive("n_chips", n_chips, integer=True)), m.num_kv_heads)
+    return _kv_shards(get_model(model), int(positive("n_chips", n_chips, integer=True)))
+
+
+def _kv_shards(m, n):
+    return 1 if m.mla else min(n, m.num_kv_heads)
 
 
 def _tp_split(workload, hw, n, kv_ways):
-    """(t_math, t_mem) of one chip's share of ``workload`` under tensor parallelism."""
+    """(t_math, t_mem) of one chip's share of ``workload`` under tensor parallelism, each part by its kind."""
     t_math = t_mem = 0.0
     for p in workload.leaves():
         e = estimate(p, hw)
-        if p.name in REPLICATED:
+        sharding = p.kind.sharding
+        if sharding is Sharding.REPLICATED:
             math_share = mem_share = 1.0
-        elif p.name.startswith("attention") or p.name == "KV cache write":
+        elif sharding is Sharding.BY_KV_HEAD:
             math_share, mem_share = 1 / n, 1 / kv_ways  # heads split n ways, the cache by KV head
-        else:
+        else:  # SPLIT, and EXPERTS (each expert's matmuls split like a dense MLP's)
             math_share = mem_share = 1 / n
         t_math = t_math + e.t_math * math_share
         t_mem = t_mem + e.t_mem * mem_share
     return t_math, t_mem
 
 
-def _weights_and_kv(m, batch, context, weight_dtype, kv_dtype):
-    return m.weight_bytes(weight_dtype), m.kv_cache_bytes(batch, context, kv_dtype)
-
-
-def _tp(m, hw, work, tokens, kv_bytes, n, link, weight_dtype, compute_dtype, usable, kind):
-    t_math, t_mem = _tp_split(work, hw, n, kv_shards(m, n))
-    message = np.asarray(tokens, float) * m.hidden_size * bytes_per_element(compute_dtype)
-    per_allreduce = collectives.allreduce_time_on(hw, link, message, n)
+def _tp(s, work, tokens, kv_bytes, n, link, kind):
+    m, hw = s.model, s.hw
+    ways = _kv_shards(m, n)
+    t_math, t_mem = _tp_split(work, hw, n, ways)
+    message = np.asarray(tokens, float) * m.hidden_size * BYTES_PER_ELEMENT[s.dt.compute]
+    per_allreduce = collectives.allreduce_time_on_unchecked(hw, link, message, n)
     layers = 2 * m.num_layers
     return MultiChipEstimate(
         name=f"{m.name} {kind}, tensor parallel over {n} x {hw.name} ({link})", hw=hw, strategy="tensor",
         n_chips=n, link=link, tokens=tokens, t_math=t_math, t_mem=t_mem, t_comm=layers * per_allreduce,
-        comm_bytes=layers * collectives.ring_allreduce_bytes(message, n),
-        memory_per_chip=m.weight_bytes(weight_dtype) / n + kv_bytes / kv_shards(m, n), usable_memory=usable)
+        comm_bytes=layers * collectives.ring_allreduce_bytes_unchecked(message, n),
+        memory_per_chip=m.weight_bytes(s.dt.weight) / n + kv_bytes / ways, usable_memory=s.usable)
 
 
 # ---------------------------------------------------------------- tensor parallel
@@ -179,35 +195,37 @@ def tp_decode_step(model, hw, batch, context, n_chips, link="nvlink", *, weight_
     FLOPs; t_comm: 2 ring all-reduces per layer of the [batch, hidden] activations in
     ``compute_dtype`` (the weights' dtype does not change them), timed by ``collectives.allreduce_time_on``.
     Vectorised over batch and context."""
-    m, hw, n = _common(model, hw, n_chips, link)
-    work = decode_step(m, batch, context, weight_dtype, kv_dtype, compute_dtype)
-    kv = m.kv_cache_bytes(batch, context, kv_dtype)
-    return _tp(m, hw, work, batch, kv, n, link, weight_dtype, compute_dtype,
-               usable_memory(hw, usable_fraction, reserved_bytes), "decode step")
+    s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
+                                                       reserved_bytes))
+    batch, context = positive("batch", batch, integer=True), positive("context", context, integer=True)
+    work = decode_step_unchecked(s.model, batch, context, s.dt)
+    kv = s.model.kv_bytes_per_position(s.dt.kv) * context * batch
+    return _tp(s, work, batch, kv, n, link, "decode step")
 
 
 def tp_prefill(model, hw, batch, prompt_len, n_chips, link="nvlink", *, weight_dtype="bf16", kv_dtype="bf16",
                compute_dtype="bf16", usable_fraction=1.0, reserved_bytes=0.0):
     """The prefill of ``batch`` prompts of ``prompt_len`` tokens under tensor parallelism: the same
     split as ``tp_decode_step``, with all-reduces of [batch x prompt_len, hidden]. Vectorised."""
-    m, hw, n = _common(model, hw, n_chips, link)
-    work = prefill(m, batch, prompt_len, weight_dtype, kv_dtype, compute_dtype)
-    kv = m.kv_cache_bytes(batch, prompt_len, kv_dtype)
-    tokens = np.asarray(batch, float) * prompt_len
-    return _tp(m, hw, work, tokens, kv, n, link, weight_dtype, compute_dtype,
-               usable_memory(hw, usable_fraction, reserved_bytes), "prefill")
+    s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
+                                                       reserved_bytes))
+    batch, prompt_len = positive("batch", batch, integer=True), positive("prompt_len", prompt_len, integer=True)
+    work = prefill_unchecked(s.model, batch, prompt_len, s.dt)
+    kv = s.model.kv_bytes_per_position(s.dt.kv) * prompt_len * batch
+    return _tp(s, work, np.asarray(batch, float) * prompt_len, kv, n, link, "prefill")
 
 
 def tp_max_batch(model, hw, context, n_chips, *, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=1.0,
                  reserved_bytes=0.0):
     """The most sequences of ``context`` positions whose KV cache fits beside 1/n of the weights on each
     of ``n_chips`` chips under tensor parallelism (0 where the weights alone do not fit). Vectorised."""
-    m, hw = get_model(model), get_accelerator(hw)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, usable_fraction=usable_fraction,
+              reserved_bytes=reserved_bytes)
     n = int(positive("n_chips", n_chips, integer=True))
-    free = usable_memory(hw, usable_fraction, reserved_bytes) - m.weight_bytes(weight_dtype) / n
-    per_sequence = m.kv_cache_bytes(1, context, kv_dtype) / kv_shards(m, n)
-    result = np.floor(np.maximum(free, 0) / per_sequence).astype(int)
-    return int(result) if result.ndim == 0 else result
+    context = positive("context", context, integer=True)
+    m = s.model
+    return sequences_that_fit(s.usable - m.weight_bytes(s.dt.weight) / n,
+                              m.kv_bytes_per_position(s.dt.kv) * context / _kv_shards(m, n))
 
 
 # ---------------------------------------------------------------- pipeline parallel
@@ -223,22 +241,25 @@ def pp_decode_step(model, hw, batch, context, n_stages, link="nvlink", *, microb
     drains. With one microbatch the step takes as long as on one chip: pipelining buys capacity,
     not latency. (A server that starts the next step's microbatches at once fills the bubble.)
     The layers are split evenly, embedding and LM head included (a simplification)."""
-    m, hw, n = _common(model, hw, n_stages, link, "n_stages")
+    s, n = _common(model, hw, n_stages, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
+                                                        reserved_bytes), "n_stages")
+    m, hw = s.model, s.hw
     mb = int(positive("microbatches", microbatches, integer=True))
     batch = int(positive("batch", batch, integer=True))
+    context = positive("context", context, integer=True)
     if batch % mb:
         raise ValueError(f"microbatches ({mb}) must divide batch ({batch}): the groups are equal")
-    e = estimate(decode_step(m, batch // mb, context, weight_dtype, kv_dtype, compute_dtype), hw)
+    e = estimate(decode_step_unchecked(m, batch // mb, context, s.dt), hw)
     t_math, t_mem = mb * e.t_math / n, mb * e.t_mem / n
-    send = batch // mb * m.hidden_size * bytes_per_element(compute_dtype)
+    send = batch // mb * m.hidden_size * BYTES_PER_ELEMENT[s.dt.compute]
     t_comm = 0.0 if n == 1 else mb * collectives.send_time_on(hw, link, send)
     busy = np.maximum(np.maximum(t_math, t_mem), t_comm)
-    w, kv = _weights_and_kv(m, batch, context, weight_dtype, kv_dtype)
+    w, kv = m.weight_bytes(s.dt.weight), m.kv_bytes_per_position(s.dt.kv) * context * batch
     return MultiChipEstimate(
         name=f"{m.name} decode step, {n} pipeline stages on {hw.name} ({link}), {mb} microbatches",
         hw=hw, strategy="pipeline", n_chips=n, link=link, tokens=batch, t_math=t_math, t_mem=t_mem,
         t_comm=t_comm, comm_bytes=0.0 if n == 1 else mb * send, memory_per_chip=(w + kv) / n,
-        usable_memory=usable_memory(hw, usable_fraction, reserved_bytes), t_idle=(n - 1) / mb * busy)
+        usable_memory=s.usable, t_idle=(n - 1) / mb * busy)
 
 
 # ---------------------------------------------------------------- expert parallel
@@ -253,31 +274,34 @@ def ep_decode_step(model, hw, batch, context, n_chips, link="nvlink", *, weight_
     1/n of the experts' work for the whole batch (the experts any token touches, under uniform
     routing), and per MoE layer two all-to-alls (dispatch and combine): each of its tokens' hidden
     vector goes to ``experts_per_token`` experts, (n - 1)/n of them on other chips."""
-    m, hw, n = _common(model, hw, n_chips, link)
+    s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
+                                                       reserved_bytes))
+    m, hw = s.model, s.hw
     if not m.moe:
         raise ValueError(f"{m.name} has no experts; expert parallelism needs a mixture-of-experts model "
                          f"(e.g. Mixtral-8x7B); use tp_decode_step or replica_decode_step")
     batch = int(positive("batch", batch, integer=True))
+    context = positive("context", context, integer=True)
     own = math.ceil(batch / n)
     t_math = t_mem = 0.0
-    for p in decode_step(m, own, context, weight_dtype, kv_dtype, compute_dtype).leaves():
-        if p.name not in EXPERT_PARTS:
+    for p in decode_step_unchecked(m, own, context, s.dt).leaves():
+        if p.kind.sharding is not Sharding.EXPERTS:
             e = estimate(p, hw)
             t_math, t_mem = t_math + e.t_math, t_mem + e.t_mem
-    for p in decode_step(m, batch, context, weight_dtype, kv_dtype, compute_dtype).leaves():
-        if p.name in EXPERT_PARTS:
+    for p in decode_step_unchecked(m, batch, context, s.dt).leaves():
+        if p.kind.sharding is Sharding.EXPERTS:
             e = estimate(p, hw)
             t_math, t_mem = t_math + e.t_math / n, t_mem + e.t_mem / n
-    routed = own * m.moe.experts_per_token * m.hidden_size * bytes_per_element(compute_dtype)
+    routed = own * m.moe.experts_per_token * m.hidden_size * BYTES_PER_ELEMENT[s.dt.compute]
     sent = 2 * m.moe_layers * collectives.alltoall_bytes(routed, n)
     t_comm = 2 * m.moe_layers * collectives.alltoall_time_on(hw, link, routed, n)
     groups = m.param_groups()
-    experts = groups["routed_experts"] * m.weight_bytes(weight_dtype) / m.n_params
-    held = m.weight_bytes(weight_dtype) - experts + experts / n + m.kv_cache_bytes(own, context, kv_dtype)
+    experts = groups["routed_experts"] * m.weight_bytes(s.dt.weight) / m.n_params
+    held = m.weight_bytes(s.dt.weight) - experts + experts / n + m.kv_bytes_per_position(s.dt.kv) * context * own
     return MultiChipEstimate(
         name=f"{m.name} decode step, experts over {n} x {hw.name} ({link})", hw=hw, strategy="expert",
         n_chips=n, link=link, tokens=batch, t_math=t_math, t_mem=t_mem, t_comm=t_comm, comm_bytes=sent,
-        memory_per_chip=held, usable_memory=usable_memory(hw, usable_fraction, reserved_bytes))
+        memory_per_chip=held, usable_memory=s.usable)
 
 
 # ---------------------------------------------------------------- replicas (data-parallel serving)
@@ -286,18 +310,20 @@ def replica_decode_step(model, hw, batch, context, n_chips, *, weight_dtype="bf1
                         compute_dtype="bf16", usable_fraction=1.0, reserved_bytes=0.0):
     """``batch`` sequences served by ``n_chips`` independent copies of the model, ceil(batch / n)
     sequences each: no communication at all, but every chip must hold the whole model."""
-    m, hw = get_model(model), get_accelerator(hw)
+    s = setup(model, hw, **_options(weight_dtype, kv_dtype, compute_dtype, usable_fraction, reserved_bytes))
+    m, hw = s.model, s.hw
     n = int(positive("n_chips", n_chips, integer=True))
     own = math.ceil(int(positive("batch", batch, integer=True)) / n)
-    e = estimate(decode_step(m, own, context, weight_dtype, kv_dtype, compute_dtype), hw)
-    w, kv = _weights_and_kv(m, own, context, weight_dtype, kv_dtype)
+    context = positive("context", context, integer=True)
+    e = estimate(decode_step_unchecked(m, own, context, s.dt), hw)
+    w, kv = m.weight_bytes(s.dt.weight), m.kv_bytes_per_position(s.dt.kv) * context * own
     return MultiChipEstimate(
         name=f"{m.name} decode step, {n} replicas on {hw.name}", hw=hw, strategy="replicas", n_chips=n,
         link="none", tokens=batch, t_math=e.t_math, t_mem=e.t_mem, t_comm=0.0 * e.t_mem, comm_bytes=0.0,
-        memory_per_chip=w + kv, usable_memory=usable_memory(hw, usable_fraction, reserved_bytes))
+        memory_per_chip=w + kv, usable_memory=s.usable)
 
 
 __all__ = [
-    "ep_decode_step", "EXPERT_PARTS", "kv_shards", "MultiChipEstimate", "pp_decode_step", "replica_decode_step",
-    "REPLICATED", "TERMS", "tp_decode_step", "tp_max_batch", "tp_prefill",
+    "ep_decode_step", "kv_shards", "MultiChipEstimate", "pp_decode_step", "replica_decode_step", "TERMS",
+    "tp_decode_step", "tp_max_batch", "tp_prefill",
 ]

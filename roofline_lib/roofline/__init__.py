@@ -5,18 +5,7 @@ sympy) the derivations in sympy.
 
 from .bounds import Estimate, attainable_flops, bound_at, estimate, mbu, mfu
 from .diagnosis import FLAT, MARGIN, RESPONDS, VERDICTS, classify_response, diagnose, response
-from .workloads import (
-    Workload,
-    attention,
-    causal_pairs,
-    dot,
-    elementwise,
-    elementwise_counts,
-    matmul,
-    matmul_counts,
-    total,
-    vector_add,
-)
+from .workloads import Workload, attention, causal_pairs, dot, elementwise, matmul, vector_add
 
 
 def __getattr__(name):
@@ -29,6 +18,6 @@ def __getattr__(name):
 
 __all__ = [
     "attainable_flops", "attention", "bound_at", "causal_pairs", "classify_response", "diagnose", "dot",
-    "elementwise", "elementwise_counts", "Estimate", "estimate", "FLAT", "MARGIN", "matmul", "matmul_counts", "mbu",
-    "mfu", "RESPONDS", "response", "total", "vector_add", "VERDICTS", "Workload"
+    "elementwise", "Estimate", "estimate", "FLAT", "MARGIN", "matmul", "mbu", "mfu", "RESPONDS", "response",
+    "vector_add", "VERDICTS", "Workload"
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -42,8 +43,8 @@ class Estimate:
     no_overlap = t_math + t_mem: the same peak rates with no overlap at all.
     It is *not* a bound on a real kernel, which can be slower still (it may
     reach less than the peak rates, move more than the minimum bytes, or wait
-    on launches). no_overlap <= 2 * lower always. ``upper`` is its older name,
-    kept so that existing code runs.
+    on launches). no_overlap <= 2 * lower always. (``upper``, its older name, still works
+    for one release and warns.)
     """
 
     workload: Workload
@@ -62,7 +63,9 @@ class Estimate:
 
     @property
     def upper(self):
-        """The older name of ``no_overlap`` (not a bound on a real kernel's time)."""
+        """Deprecated: the older name of ``no_overlap`` (not a bound on a real kernel's time)."""
+        warnings.warn("Estimate.upper is deprecated; use Estimate.no_overlap (t_math + t_mem)", DeprecationWarning,
+                      stacklevel=2)
         return self.no_overlap
 
     @property

@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from ..core.checks import positive
+from ..core.checks import non_negative, positive
 from ..core.dtypes import BYTES_PER_ELEMENT, bytes_per_element, canonical_dtype
 from ..core.units import eng
 
@@ -25,7 +25,12 @@ class Workload:
     """FLOPs and bytes of one operation, or of several added together (``parts``).
 
     ``category`` says where an operation's bytes come from in a model (``rl.llm.CATEGORIES``: attention
-    weights, KV cache, ...); the LLM steps set it on every part, so a breakdown never depends on names.
+    weights, KV cache, ...) and ``kind`` what the operation is (an ``rl.llm.parts.PartKind``: how it shards
+    across chips, whether it fuses); the LLM steps set both on every part, so nothing depends on names.
+
+    ``Workload(name, flops, bytes)`` checks what it is given: FLOPs finite and >= 0, bytes finite and > 0
+    (numbers or numpy arrays), a known dtype. The library's own constructors, whose sizes were checked
+    where they came in, build parts through ``Workload.trusted``.
     """
 
     name: str
@@ -34,6 +39,32 @@ class Workload:
     dtype: str = "bf16"  # the compute dtype: whose peak FLOP/s applies
     parts: tuple = ()  # the leaf workloads a sum is made of
     category: str = ""
+    kind: object = None  # a PartKind, for the parts of an LLM step
+
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise ValueError(f"a Workload's name must be a string, got {self.name!r}")
+        set_ = object.__setattr__
+        set_(self, "flops", non_negative(f"flops of {self.name!r}", self.flops))
+        set_(self, "bytes", positive(f"bytes of {self.name!r}", self.bytes))
+        if self.dtype != "mixed":
+            set_(self, "dtype", canonical_dtype(self.dtype))
+        if not isinstance(self.parts, tuple) or not all(isinstance(p, Workload) for p in self.parts):
+            raise ValueError(f"a Workload's parts must be a tuple of Workloads, got {self.parts!r}")
+
+    @classmethod
+    def trusted(cls, name, flops, nbytes, dtype, parts=(), category="", kind=None):
+        """A Workload from figures the caller has already checked (the fast path of the library's steps)."""
+        w = object.__new__(cls)
+        set_ = object.__setattr__
+        set_(w, "name", name)
+        set_(w, "flops", flops)
+        set_(w, "bytes", nbytes)
+        set_(w, "dtype", dtype)
+        set_(w, "parts", parts)
+        set_(w, "category", category)
+        set_(w, "kind", kind)
+        return w
 
     @property
     def intensity(self):
@@ -65,12 +96,13 @@ class Workload:
         """``self * count`` for a count already checked (> 0, a number or an array)."""
         name = self.name if isinstance(count, np.ndarray) or count == 1 else f"{count:g} x {self.name}"
         if not self.parts:
-            return Workload(name, self.flops * count, self.bytes * count, self.dtype, (), self.category)
-        return total(name, [Workload(p.name, p.flops * count, p.bytes * count, p.dtype, (), p.category)
-                            for p in self.parts])
+            return Workload.trusted(name, self.flops * count, self.bytes * count, self.dtype, (), self.category,
+                                    self.kind)
+        return total(name, [Workload.trusted(p.name, p.flops * count, p.bytes * count, p.dtype, (), p.category,
+                                             p.kind) for p in self.parts])
 
     def renamed(self, name):
-        return dataclasses.replace(self, name=name)
+        return Workload.trusted(name, self.flops, self.bytes, self.dtype, self.parts, self.category, self.kind)
 
     def __repr__(self):
         if np.ndim(self.flops) == 0 and np.ndim(self.bytes) == 0:
@@ -88,7 +120,7 @@ def total(name, parts):
         nbytes = nbytes + p.bytes
     leaves = tuple(leaf for p in parts for leaf in p.leaves())
     dtypes = {leaf.dtype for leaf in leaves}
-    return Workload(name, flops, nbytes, parts[0].dtype if len(dtypes) == 1 else "mixed", leaves)
+    return Workload.trusted(name, flops, nbytes, parts[0].dtype if len(dtypes) == 1 else "mixed", leaves)
 
 
 def causal_pairs(q_len, kv_len):
@@ -101,16 +133,28 @@ def causal_pairs(q_len, kv_len):
 # The public constructors below check their input, then call these. Library code that has already
 # checked its sizes (``rl.decode_step`` checks batch and context once) calls these directly.
 
-def matmul_counts(M, N, K, a, b, out, compute, name, category=""):
+def matmul_counts(M, N, K, a, b, out, compute, name, category="", kind=None):
     """X[M, K] @ Y[K, N] -> Z[M, N] with canonical dtype names and checked sizes."""
     nbytes = BYTES_PER_ELEMENT[a] * M * K + BYTES_PER_ELEMENT[b] * K * N + BYTES_PER_ELEMENT[out] * M * N
-    return Workload(name, 2 * M * N * K, nbytes, compute, (), category)
+    return Workload.trusted(name, 2 * M * N * K, nbytes, compute, (), category, kind)
 
 
-def elementwise_counts(n, dtype, flops_per_element, inputs, outputs, name, category=""):
+def elementwise_counts(n, dtype, flops_per_element, inputs, outputs, name, category="", kind=None):
     """An op over n elements with a canonical dtype name and checked sizes."""
-    return Workload(name, flops_per_element * n, BYTES_PER_ELEMENT[dtype] * n * (inputs + outputs), dtype,
-                    (), category)
+    return Workload.trusted(name, flops_per_element * n, BYTES_PER_ELEMENT[dtype] * n * (inputs + outputs), dtype,
+                            (), category, kind)
+
+
+def attention_counts(batch, heads, kv_heads, pairs, q_len, kv_len, d_qk, d_v, q_size, kv_size, out_size=None):
+    """(FLOPs, bytes) of fused attention, the one home of the formula: the score (Q K^T) and value (P V)
+    matmuls over ``pairs`` query-key pairs per head, 2 B H pairs (d_qk + d_v) FLOPs; Q [B, T, H, d_qk] read,
+    K [B, S, H_kv, d_qk] and V [B, S, H_kv, d_v] read, O [B, T, H, d_v] written once (the scores stay on
+    chip). ``q_size``/``kv_size``/``out_size``: bytes per element of Q, of K and V, of O (default Q's)."""
+    out_size = q_size if out_size is None else out_size
+    flops = 2 * batch * heads * pairs * (d_qk + d_v)
+    nbytes = batch * (q_size * q_len * heads * d_qk + kv_size * kv_len * kv_heads * (d_qk + d_v)
+                      + out_size * q_len * heads * d_v)
+    return flops, nbytes
 
 
 def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype=None, name="matmul"):
@@ -159,9 +203,8 @@ def attention(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim=None,
                              f"q_len of the kv_len positions), got q_len={q_len}, kv_len={kv_len}")
         pairs = causal_pairs(T, S)
     size = bytes_per_element(dtype)
-    flops = 2 * B * H * pairs * (d_qk + d_v)
-    nbytes = size * B * (T * H * d_qk + S * H_kv * (d_qk + d_v) + T * H * d_v)
-    return Workload(name, flops, nbytes, canonical_dtype(dtype))
+    flops, nbytes = attention_counts(B, H, H_kv, pairs, T, S, d_qk, d_v, size, size)
+    return Workload.trusted(name, flops, nbytes, canonical_dtype(dtype))
 
 
 def elementwise(n, dtype="bf16", *, flops_per_element=1, inputs=1, outputs=1, name="elementwise"):
@@ -181,7 +224,7 @@ def dot(n, dtype="fp32"):
     """s = sum(x * y) over n elements: 2n FLOPs (multiply + add), reads 2n elements, writes 1."""
     n = positive("n", n)
     size = bytes_per_element(dtype)
-    return Workload("dot", 2 * n, size * (2 * n + 1), canonical_dtype(dtype))
+    return Workload.trusted("dot", 2 * n, size * (2 * n + 1), canonical_dtype(dtype))
 
 
 __all__ = [

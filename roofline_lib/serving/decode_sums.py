@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.checks import positive
-from ..llm.steps import decode_step
+from ..core.checks import dtypes, positive
+from ..llm.setup import setup
+from ..llm.steps import decode_step_unchecked
 from ..roofline.bounds import estimate
-from ..specs.hardware import get_accelerator
-
-
-def _dtypes(weight_dtype, kv_dtype, compute_dtype):
-    return dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+from ..specs.models import get_model
 
 
 def sum_max_affine(a, b, c, d, n):
@@ -43,31 +40,47 @@ def sum_max_affine(a, b, c, d, n):
     return total.item() if total.ndim == 0 else total
 
 
-def decode_lines(model, hw, batch, first_context, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+def decode_lines(model, hw, batch, first_context, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """(t_math, its growth per position, t_mem, its growth per position) of the decode step of ``batch``
     sequences at ``first_context``: both terms are affine in the context. Vectorised."""
-    hw = get_accelerator(hw)
-    first_context = positive("context", first_context, integer=True)
-    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
-    e0 = estimate(decode_step(model, batch, first_context, **dt), hw)
-    e1 = estimate(decode_step(model, batch, np.asarray(first_context) + 1, **dt), hw)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    return decode_lines_unchecked(s, positive("batch", batch, integer=True),
+                                  positive("context", first_context, integer=True))
+
+
+def decode_lines_unchecked(s, batch, first_context):
+    """``decode_lines`` for a Setup and checked sizes."""
+    e0 = estimate(decode_step_unchecked(s.model, batch, first_context, s.dt), s.hw)
+    e1 = estimate(decode_step_unchecked(s.model, batch, np.asarray(first_context) + 1, s.dt), s.hw)
     return e0.t_math, e1.t_math - e0.t_math, e0.t_mem, e1.t_mem - e0.t_mem
 
 
-def decode_time(model, hw, batch, first_context, steps, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+def decode_time(model, hw, batch, first_context, steps, *, weight_dtype="bf16", kv_dtype="bf16",
+                compute_dtype="bf16"):
     """Sum of the lower bounds of ``steps`` decode steps of ``batch`` sequences at contexts
     first_context, first_context + 1, ..., first_context + steps - 1, on one chip. Closed form, vectorised."""
-    steps = positive("output_len (decode steps)", steps, integer=True)
-    return sum_max_affine(*decode_lines(model, hw, batch, first_context, weight_dtype, kv_dtype, compute_dtype),
-                          steps)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    return decode_time_unchecked(s, positive("batch", batch, integer=True),
+                                 positive("context", first_context, integer=True),
+                                 positive("output_len (decode steps)", steps, integer=True))
 
 
-def weight_bytes_read(model, context=1, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+def decode_time_unchecked(s, batch, first_context, steps):
+    """``decode_time`` for a Setup and checked sizes (one chip)."""
+    return sum_max_affine(*decode_lines_unchecked(s, batch, first_context), steps)
+
+
+def weight_bytes_read(model, context=1, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """Bytes a forward pass reads whatever its token count: 2 B(1) - B(2) of decode steps of batch 1 and 2
     (every other byte grows by the same amount per sequence). For dense models these are the weights the
     matmuls stream; for MoE, the experts one token touches."""
-    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
-    return 2 * decode_step(model, 1, context, **dt).bytes - decode_step(model, 2, context, **dt).bytes
+    return weight_bytes_read_unchecked(get_model(model), dtypes(weight_dtype, kv_dtype, compute_dtype),
+                                       positive("context", context, integer=True))
+
+
+def weight_bytes_read_unchecked(m, dt, context):
+    """``weight_bytes_read`` for a Model, a Dtypes bundle and a checked context."""
+    return 2 * decode_step_unchecked(m, 1, context, dt).bytes - decode_step_unchecked(m, 2, context, dt).bytes
 
 
 __all__ = ["decode_lines", "decode_time", "sum_max_affine", "weight_bytes_read"]

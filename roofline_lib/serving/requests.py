@@ -5,7 +5,7 @@ throughput and cost, and the batch a server with continuous batching runs at an 
     r.ttft, r.tpot, r.e2e                       # seconds (lower bounds)
     r.throughput, r.throughput_per_chip         # output tokens/s of the system, of one chip
     r.cost_per_million_tokens(2.0)              # at a price per chip-hour you supply
-    rl.serving.continuous("llama-2-7b", "A100", 512, 128, batch=[1, 8, 64])   # the throughput-latency curve
+    rl.serving.continuous("llama-2-7b", "A100", batch=[1, 8, 64], prompt_len=512, output_len=128)  # the curve
     rl.serving.best_batch_under_slo("llama-2-7b", "A100", 512, 128, tpot_slo=50e-3)
 
 Conventions. A request has ``prompt_len`` (P) prompt tokens and ``output_len`` (O) output tokens. Its
@@ -31,22 +31,26 @@ reports, times ``usable_fraction``, less ``reserved_bytes``).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
 from ..core.checks import positive
-from ..llm.memory import memory_required, usable_memory
-from ..llm.steps import prefill
+from ..llm.memory import max_batch_unchecked
+from ..llm.setup import setup
+from ..llm.steps import prefill_unchecked
 from ..roofline.bounds import estimate
-from ..specs.hardware import Accelerator, get_accelerator
-from ..specs.models import get_model
-from .decode_sums import decode_lines, decode_time, weight_bytes_read
+from ..specs.hardware import Accelerator
+from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
 
 SECONDS_PER_HOUR = 3600.0
 
 
-def _dtypes(weight_dtype, kv_dtype, compute_dtype):
-    return dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+def cost_per_million(price_per_chip_hour, n_chips, tokens_per_second):
+    """What a million tokens cost at ``price_per_chip_hour`` for each of ``n_chips`` chips serving
+    ``tokens_per_second``: the one home of the formula (price x chips / 3600 s / rate x 1e6)."""
+    price = positive("price_per_chip_hour", price_per_chip_hour)
+    return price * n_chips / SECONDS_PER_HOUR / tokens_per_second * 1e6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,11 +104,10 @@ class RequestEstimate:
     def cost_per_million_tokens(self, price_per_chip_hour, tokens="output"):
         """Cost of a million output tokens (``tokens="total"``: prompt + output) at ``price_per_chip_hour``
         for each of the n_chips chips, in the price's currency, if the system serves at this throughput."""
-        price = positive("price_per_chip_hour", price_per_chip_hour)
         if tokens not in ("output", "total"):
             raise ValueError(f"tokens must be 'output' or 'total' (prompt + output); got {tokens!r}")
         rate = self.throughput if tokens == "output" else self.total_throughput
-        return price * self.n_chips / SECONDS_PER_HOUR / rate * 1e6
+        return cost_per_million(price_per_chip_hour, self.n_chips, rate)
 
     def __repr__(self):
         if np.ndim(self.e2e):
@@ -115,21 +118,28 @@ class RequestEstimate:
                 f"{'fits' if self.fits else 'does NOT fit'})")
 
 
-def request(model, hw, batch=1, prompt_len=512, output_len=128, weight_dtype="bf16", kv_dtype="bf16",
+def request(model, hw, batch=1, prompt_len=512, output_len=128, *, weight_dtype="bf16", kv_dtype="bf16",
             compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """TTFT, TPOT, end-to-end latency, throughput and memory of ``batch`` requests of ``prompt_len`` prompt
     and ``output_len`` output tokens (see the module docstring). Vectorised over batch, prompt and output."""
-    m, hw = get_model(model), get_accelerator(hw)
-    n = int(positive("n_chips", n_chips, integer=True))
-    batch = positive("batch", batch, integer=True)
-    prompt_len = positive("prompt_len", prompt_len, integer=True)
-    output_len = positive("output_len", output_len, integer=True)
-    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
-    ttft = estimate(prefill(m, batch, prompt_len, **dt), hw).lower / n
-    dec = decode_time(m, hw, batch, prompt_len, output_len, **dt) / n
-    need = memory_required(m, batch, np.asarray(prompt_len) + output_len, weight_dtype, kv_dtype) / n
-    return RequestEstimate(m.name, hw, batch, prompt_len, output_len, n, ttft, dec, need,
-                           usable_memory(hw, usable_fraction, reserved_bytes))
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
+              usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
+    return request_unchecked(s, *_sizes(batch, prompt_len, output_len))
+
+
+def _sizes(batch, prompt_len, output_len):
+    return (positive("batch", batch, integer=True), positive("prompt_len", prompt_len, integer=True),
+            positive("output_len", output_len, integer=True))
+
+
+def request_unchecked(s, batch, prompt_len, output_len):
+    """``request`` for a Setup and checked sizes."""
+    m, n = s.model, s.n_chips
+    ttft = estimate(prefill_unchecked(m, batch, prompt_len, s.dt), s.hw).lower / n
+    dec = decode_time_unchecked(s, batch, prompt_len, output_len) / n
+    need = (m.weight_bytes(s.dt.weight) + m.kv_bytes_per_position(s.dt.kv) * (np.asarray(prompt_len) + output_len)
+            * batch) / n
+    return RequestEstimate(m.name, s.hw, batch, prompt_len, output_len, n, ttft, dec, need, s.usable)
 
 
 # ---------------------------------------------------------------- continuous batching at an arrival rate
@@ -182,35 +192,39 @@ class ContinuousBatching:
         return self.request.fits
 
     def cost_per_million_tokens(self, price_per_chip_hour):
-        price = positive("price_per_chip_hour", price_per_chip_hour)
-        return price * self.request.n_chips / SECONDS_PER_HOUR / self.throughput * 1e6
+        return cost_per_million(price_per_chip_hour, self.request.n_chips, self.throughput)
 
 
-def continuous(model, hw, prompt_len, output_len, batch, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
+def continuous(model, hw, batch, prompt_len, output_len, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
                compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """Continuous batching with ``batch`` sequences in flight (see ``ContinuousBatching``). Vectorised over
     batch: an array of batches is the throughput-latency curve."""
-    r = request(model, hw, batch, prompt_len, output_len, weight_dtype, kv_dtype, compute_dtype, n_chips,
-                usable_fraction, reserved_bytes)
-    dt = _dtypes(weight_dtype, kv_dtype, compute_dtype)
-    pre = estimate(prefill(model, 1, prompt_len, **dt), r.hw)
-    t_pre = pre.lower / r.n_chips
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
+              usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
+    return continuous_unchecked(s, *_sizes(batch, prompt_len, output_len), bool(chunked))
+
+
+def continuous_unchecked(s, batch, prompt_len, output_len, chunked):
+    """``continuous`` for a Setup and checked sizes."""
+    r = request_unchecked(s, batch, prompt_len, output_len)
+    pre = estimate(prefill_unchecked(s.model, 1, prompt_len, s.dt), s.hw)
+    t_pre = pre.lower / s.n_chips
     step = r.tpot
     if chunked:
         # the mean decode step's t_math and t_mem, plus the prompt work of batch / O requests per step,
         # the weights (read by both) counted once
-        a, b, c, d = decode_lines(model, r.hw, batch, prompt_len, **dt)
+        a, b, c, d = decode_lines_unchecked(s, batch, prompt_len)
         half = (np.asarray(output_len) - 1) / 2  # the mean step sits half way through the generation
         share = np.asarray(batch) / np.asarray(output_len)  # prompts started per step
-        shared = weight_bytes_read(model, prompt_len, **dt) / r.hw.mem_bandwidth
+        shared = weight_bytes_read_unchecked(s.model, s.dt, prompt_len) / s.hw.mem_bandwidth
         t_math = a + b * half + share * pre.t_math
         t_mem = c + d * half + share * np.maximum(pre.t_mem - shared, 0)
-        tpot = np.maximum(t_math, t_mem) / r.n_chips
+        tpot = np.maximum(t_math, t_mem) / s.n_chips
         rate = np.asarray(batch) / (np.asarray(output_len) * tpot)
     else:
         rate = np.asarray(batch) / (np.asarray(output_len) * step + np.asarray(batch) * t_pre)
         tpot = step + np.asarray(batch) * t_pre / np.asarray(output_len)
-    return ContinuousBatching(r, t_pre, _scalar(tpot), _scalar(rate), bool(chunked))
+    return ContinuousBatching(r, t_pre, _scalar(tpot), _scalar(rate), chunked)
 
 
 def _scalar(x):
@@ -220,51 +234,63 @@ def _scalar(x):
 
 def capacity(model, hw, positions, n_chips=1, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=1.0,
              reserved_bytes=0.0):
-    """The most sequences of ``positions`` positions whose KV cache fits beside the weights on ``n_chips``
-    chips (weights and cache split evenly; 0 where the weights alone do not fit). Vectorised over positions."""
-    m = get_model(model)
-    n = int(positive("n_chips", n_chips, integer=True))
-    free = n * usable_memory(hw, usable_fraction, reserved_bytes) - m.weight_bytes(weight_dtype)
-    result = np.floor(np.maximum(free, 0) / m.kv_cache_bytes(1, positions, kv_dtype)).astype(int)
-    return int(result) if result.ndim == 0 else result
+    """Deprecated: ``rl.llm.max_batch(model, hw, positions, n_chips=...)`` is the same number."""
+    warnings.warn("rl.serving.capacity is deprecated; use rl.llm.max_batch(model, hw, context, n_chips=...)",
+                  DeprecationWarning, stacklevel=2)
+    from ..llm.memory import max_batch
+
+    return max_batch(model, hw, positions, n_chips=n_chips, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                     usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
 
 
-def _curve(model, hw, prompt_len, output_len, chunked, kwargs):
-    keys = ("n_chips", "weight_dtype", "kv_dtype", "usable_fraction", "reserved_bytes")
-    cap = capacity(model, hw, prompt_len + output_len, **{k: kwargs[k] for k in keys if k in kwargs})
+def _curve(s, prompt_len, output_len, chunked):
+    """Continuous batching at every batch from 1 to the most that fit (ValueError if none does)."""
+    cap = max_batch_unchecked(s.model, s.usable, prompt_len + output_len, s.n_chips, s.dt.weight, s.dt.kv)
     if cap < 1:
-        raise ValueError(f"{get_model(model).name} with {prompt_len + output_len} positions per sequence does not "
-                         f"fit on {kwargs.get('n_chips', 1)} x {get_accelerator(hw).name}")
-    return continuous(model, hw, prompt_len, output_len, np.arange(1, cap + 1), chunked=chunked, **kwargs)
+        raise ValueError(f"{s.model.name} with {prompt_len + output_len} positions per sequence does not "
+                         f"fit on {s.n_chips} x {s.hw.name}")
+    return continuous_unchecked(s, np.arange(1, cap + 1), prompt_len, output_len, chunked)
 
 
-def batch_for_rate(model, hw, prompt_len, output_len, rate, *, chunked=False, **kwargs):
+def _sizes_po(prompt_len, output_len):
+    return positive("prompt_len", prompt_len, integer=True), positive("output_len", output_len, integer=True)
+
+
+def batch_for_rate(model, hw, prompt_len, output_len, rate, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
+                   compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """The ContinuousBatching a server settles at for an arrival ``rate`` (requests/s): the fewest sequences in
     flight that serve it. ValueError when even the most sequences that fit cannot."""
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
+              usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
+    prompt_len, output_len = _sizes_po(prompt_len, output_len)
     rate = positive("rate (requests per second)", rate)
-    curve = _curve(model, hw, prompt_len, output_len, chunked, kwargs)
+    curve = _curve(s, prompt_len, output_len, bool(chunked))
     ok = np.nonzero(np.asarray(curve.rate) >= rate)[0]
     if ok.size == 0:
-        raise ValueError(f"{rate:g} requests/s is more than {get_model(model).name} on {get_accelerator(hw).name} "
+        raise ValueError(f"{rate:g} requests/s is more than {s.model.name} on {s.hw.name} "
                          f"can serve at P={prompt_len}, O={output_len}: at most {np.max(curve.rate):.4g}/s with "
                          f"{np.size(curve.rate)} sequences in flight (all that fit)")
-    return continuous(model, hw, prompt_len, output_len, int(ok[0]) + 1, chunked=chunked, **kwargs)
+    return continuous_unchecked(s, int(ok[0]) + 1, prompt_len, output_len, bool(chunked))
 
 
-def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked=False, **kwargs):
+def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked=False, weight_dtype="bf16",
+                         kv_dtype="bf16", compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """The ContinuousBatching with the most sequences in flight (so the highest throughput and the lowest cost
     per token) whose TPOT stays within ``tpot_slo`` seconds and whose KV cache fits. ValueError if not even
     batch 1 meets it."""
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
+              usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
+    prompt_len, output_len = _sizes_po(prompt_len, output_len)
     slo = positive("tpot_slo", tpot_slo)
-    curve = _curve(model, hw, prompt_len, output_len, chunked, kwargs)
+    curve = _curve(s, prompt_len, output_len, bool(chunked))
     ok = np.nonzero(np.asarray(curve.tpot) <= slo)[0]
     if ok.size == 0:
-        raise ValueError(f"no batch meets TPOT <= {slo * 1e3:g} ms on {get_accelerator(hw).name}: batch 1 "
+        raise ValueError(f"no batch meets TPOT <= {slo * 1e3:g} ms on {s.hw.name}: batch 1 "
                          f"takes {np.asarray(curve.tpot)[0] * 1e3:.4g} ms")
-    return continuous(model, hw, prompt_len, output_len, int(ok[-1]) + 1, chunked=chunked, **kwargs)
+    return continuous_unchecked(s, int(ok[-1]) + 1, prompt_len, output_len, bool(chunked))
 
 
 __all__ = [
-    "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "ContinuousBatching", "request",
-    "RequestEstimate", "SECONDS_PER_HOUR",
+    "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "continuous_unchecked",
+    "ContinuousBatching", "cost_per_million", "request", "request_unchecked", "RequestEstimate", "SECONDS_PER_HOUR",
 ]

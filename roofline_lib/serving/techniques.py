@@ -21,23 +21,18 @@ import dataclasses
 
 import numpy as np
 
-from ..core.checks import positive
-from ..core.dtypes import canonical_dtype
-from ..llm.memory import usable_memory
-from ..llm.steps import decode_step, extend_step, prefill
+from ..core.checks import fraction, non_negative, positive
+from ..llm.memory import sequences_that_fit
+from ..llm.setup import setup
+from ..llm.steps import decode_step_unchecked, extend_step_unchecked, prefill_unchecked
 from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload
-from ..specs.hardware import get_accelerator
-from ..specs.models import get_model
-from .decode_sums import weight_bytes_read
+from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
+from .requests import SECONDS_PER_HOUR
 
 # vLLM's KV cache block, in tokens: CacheConfig.DEFAULT_BLOCK_SIZE = 16 in vllm/config/cache.py
 # (https://docs.vllm.ai/en/stable/api/vllm/config/cache/).
 DEFAULT_PAGE_TOKENS = 16
-
-
-def _dt(weight_dtype, kv_dtype, compute_dtype):
-    return dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
 
 
 def _time(w, hw):
@@ -65,33 +60,29 @@ class BatchingComparison:
         return self.static_s / self.continuous_s
 
 
-def static_vs_continuous(model, hw, batch, prompt_len, output_lens, weight_dtype="bf16", kv_dtype="bf16",
+def static_vs_continuous(model, hw, batch, prompt_len, output_lens, *, weight_dtype="bf16", kv_dtype="bf16",
                          compute_dtype="bf16"):
     """Serve requests of ``prompt_len`` prompt tokens and the given ``output_lens`` (one per request, in
     arrival order) with ``batch`` slots. Static: consecutive groups of ``batch``, each running its prefill
     and then as many decode steps as its longest request (finished sequences keep their slots). Continuous:
     a finished slot takes the next request at once, so every step decodes ``batch`` sequences: sum(O) / batch
     steps at the mean context. Both pay the same prefill per request (batched prefill / batch)."""
-    from .requests import decode_time
-
-    hw = get_accelerator(hw)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = int(positive("batch", batch, integer=True))
+    prompt_len = positive("prompt_len", prompt_len, integer=True)
     lens = np.asarray(positive("output_lens", output_lens, integer=True), dtype=float).ravel()
     n = lens.size
-    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
-    per_prefill = _time(prefill(model, batch, prompt_len, **dt), hw) / batch
+    per_prefill = _time(prefill_unchecked(s.model, batch, prompt_len, s.dt), s.hw) / batch
     groups = -(-n // batch)
     padded = np.zeros(groups * batch)
     padded[:n] = lens
     longest = padded.reshape(groups, batch).max(axis=1)
     sizes = np.minimum(batch, n - batch * np.arange(groups)).astype(float)
-    static = n * per_prefill + float(np.sum(decode_time(model, hw, sizes, prompt_len, longest, **dt)))
+    static = n * per_prefill + float(np.sum(decode_time_unchecked(s, sizes, prompt_len, longest)))
     # a continuous batch holds sequences at every stage of their generation: over all the token-steps the
     # mean context is P + sum(O (O - 1) / 2) / sum(O), and a step's attention FLOPs and KV bytes are those of
     # `batch` sequences at that mean (both are affine in the context)
-    from .requests import decode_lines
-
-    a, b, c, d = decode_lines(model, hw, batch, prompt_len, **dt)
+    a, b, c, d = decode_lines_unchecked(s, batch, prompt_len)
     half = np.sum(lens * (lens - 1) / 2) / lens.sum()
     step = max(a + b * half, c + d * half)
     continuous = n * per_prefill + lens.sum() / batch * step
@@ -109,7 +100,7 @@ class KVFit:
     paged_positions: float  # reserved per sequence, in whole pages (mean)
 
     def _batch(self, positions):
-        return int(np.floor(max(self.free_bytes, 0) / (positions * self.bytes_per_position)))
+        return sequences_that_fit(self.free_bytes, positions * self.bytes_per_position)
 
     @property
     def contiguous_batch(self):
@@ -129,21 +120,22 @@ class KVFit:
         return 1 - self.used_positions / self.paged_positions
 
 
-def kv_fit(model, hw, lengths, max_len, page_tokens=DEFAULT_PAGE_TOKENS, weight_dtype="bf16", kv_dtype="bf16",
+def kv_fit(model, hw, lengths, max_len, *, page_tokens=DEFAULT_PAGE_TOKENS, weight_dtype="bf16", kv_dtype="bf16",
            usable_fraction=1.0, reserved_bytes=0.0):
     """How many sequences' KV caches fit beside the weights when sequences reach the stated ``lengths``
     (prompt + output positions, a sample of the distribution) and the engine allows up to ``max_len``.
     Contiguous allocation reserves ``max_len`` positions for each sequence (its length is not known in
     advance); paged allocation takes pages of ``page_tokens`` positions as the sequence grows. Capacity is
     the bytes the driver reports (``llm.usable_memory``)."""
-    m = get_model(model)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, usable_fraction=usable_fraction,
+              reserved_bytes=reserved_bytes)
     lens = np.asarray(positive("lengths", lengths, integer=True), dtype=float).ravel()
     max_len = positive("max_len", max_len, integer=True)
     page = positive("page_tokens", page_tokens, integer=True)
     if lens.max() > max_len:
         raise ValueError(f"a length ({lens.max():g}) exceeds max_len ({max_len}): the engine would refuse it")
-    free = usable_memory(hw, usable_fraction, reserved_bytes) - m.weight_bytes(weight_dtype)
-    return KVFit(float(free), float(m.kv_cache_bytes(1, 1, kv_dtype)), float(lens.mean()), float(max_len),
+    free = s.usable - s.model.weight_bytes(s.dt.weight)
+    return KVFit(float(free), float(s.model.kv_bytes_per_position(s.dt.kv)), float(lens.mean()), float(max_len),
                  float(np.mean(np.ceil(lens / page) * page)))
 
 
@@ -168,23 +160,25 @@ class MixedStep:
         return self.t_decode + self.t_prefill
 
 
-def chunked_prefill(model, hw, batch, context, chunk, prompt_len, weight_dtype="bf16", kv_dtype="bf16",
+def chunked_prefill(model, hw, batch, context, chunk, prompt_len, *, weight_dtype="bf16", kv_dtype="bf16",
                     compute_dtype="bf16"):
     """One step that decodes ``batch`` sequences at ``context`` and also runs ``chunk`` tokens of a new
     prompt of ``prompt_len`` tokens (counted as the prompt's first chunk: later chunks also attend to the
     earlier ones, so this is the least work), the weights read once. Vectorised over batch, context, chunk."""
-    hw = get_accelerator(hw)
-    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    batch = positive("batch", batch, integer=True)
+    context = positive("context", context, integer=True)
     prompt_len = positive("prompt_len", prompt_len, integer=True)
     chunk = positive("chunk", chunk, integer=True)
     if np.any(np.asarray(chunk) > prompt_len):
         raise ValueError(f"chunk ({chunk}) cannot exceed prompt_len ({prompt_len})")
-    dec = decode_step(model, batch, context, **dt)
-    part = extend_step(model, 1, chunk, 0, **dt)
-    shared = weight_bytes_read(model, context, **dt)
-    mixed = Workload("decode + prompt chunk (weights read once)", dec.flops + part.flops,
-                     dec.bytes + part.bytes - shared, canonical_dtype(compute_dtype))
-    return MixedStep(dec, mixed, _time(dec, hw), _time(mixed, hw), _time(prefill(model, 1, prompt_len, **dt), hw),
+    dec = decode_step_unchecked(s.model, batch, context, s.dt)
+    part = extend_step_unchecked(s.model, 1, chunk, 0, s.dt)
+    shared = weight_bytes_read_unchecked(s.model, s.dt, context)
+    mixed = Workload.trusted("decode + prompt chunk (weights read once)", dec.flops + part.flops,
+                             dec.bytes + part.bytes - shared, s.dt.compute)
+    return MixedStep(dec, mixed, _time(dec, s.hw), _time(mixed, s.hw),
+                     _time(prefill_unchecked(s.model, 1, prompt_len, s.dt), s.hw),
                      np.ceil(prompt_len / np.asarray(chunk)))
 
 
@@ -195,20 +189,15 @@ def expected_tokens_per_verify(acceptance, k):
     ``acceptance`` independently, until the first rejection, plus the one token the target model adds
     (the correction, or a bonus after k accepts): sum_{i=0..k} a^i = (1 - a^(k+1)) / (1 - a).
     (Leviathan, Kalman & Matias 2023, arXiv:2211.17192; Chen et al. 2023, arXiv:2302.01318.) Vectorised."""
-    a = np.asarray(acceptance, dtype=float)
-    if isinstance(acceptance, bool) or not np.all(np.isfinite(a)) or np.any((a < 0) | (a > 1)):
-        raise ValueError(f"acceptance must be a probability in [0, 1]; got {acceptance!r}")
-    k = _drafts(k)
+    return _tokens_per_verify(fraction("acceptance (a probability)", acceptance),
+                              non_negative("k (drafted tokens per step)", k, integer=True))
+
+
+def _tokens_per_verify(a, k):
+    a = np.asarray(a, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(a == 1, k + 1.0, (1 - a ** (k + 1)) / np.where(a == 1, 0.5, 1 - a))
+        out = np.where(a == 1, k + 1.0, (1 - a ** (np.asarray(k) + 1)) / np.where(a == 1, 0.5, 1 - a))
     return out.item() if out.ndim == 0 else out
-
-
-def _drafts(k):
-    arr = np.asarray(k, dtype=float)
-    if isinstance(k, bool) or not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
-        raise ValueError(f"k (drafted tokens per step) must be a whole number >= 0; got {k!r}")
-    return arr.item() if arr.ndim == 0 else arr
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,23 +222,25 @@ class Speculative:
         return self.verify.intensity / self.plain.intensity
 
 
-def speculative(model, hw, batch, context, k, acceptance, draft_model=None, weight_dtype="bf16", kv_dtype="bf16",
+def speculative(model, hw, batch, context, k, acceptance, *, draft_model=None, weight_dtype="bf16", kv_dtype="bf16",
                 compute_dtype="bf16"):
     """Speculative decoding of ``batch`` sequences at ``context``: a draft proposes ``k`` tokens (k decode
     steps of ``draft_model`` on the same chip; None: a draft that costs nothing, such as n-gram lookup), and
     the target checks them in one pass over k + 1 positions (logits at each). Vectorised."""
-    hw = get_accelerator(hw)
-    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
-    k = _drafts(k)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    batch = positive("batch", batch, integer=True)
     context = positive("context", context, integer=True)
-    plain = decode_step(model, batch, context, **dt)
-    verify = extend_step(model, batch, np.asarray(k) + 1, np.asarray(context) - 1, logits_per_sequence=np.asarray(k)
-                         + 1, **dt)
+    k = non_negative("k (drafted tokens per step)", k, integer=True)
+    acceptance = fraction("acceptance (a probability)", acceptance)
+    plain = decode_step_unchecked(s.model, batch, context, s.dt)
+    verify = extend_step_unchecked(s.model, batch, np.asarray(k) + 1, np.asarray(context) - 1, s.dt,
+                                   logits_per_sequence=np.asarray(k) + 1)
     t_draft = 0.0
     if draft_model is not None:
-        t_draft = np.asarray(k) * _time(decode_step(draft_model, batch, context, **dt), hw)
-    return Speculative(plain, verify, _time(plain, hw), _time(verify, hw), t_draft,
-                       expected_tokens_per_verify(acceptance, k))
+        draft = setup(draft_model, s.hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+        t_draft = np.asarray(k) * _time(decode_step_unchecked(draft.model, batch, context, s.dt), s.hw)
+    return Speculative(plain, verify, _time(plain, s.hw), _time(verify, s.hw), t_draft,
+                       _tokens_per_verify(acceptance, k))
 
 
 # ---------------------------------------------------------------- prefix caching
@@ -267,18 +258,19 @@ class PrefixCache:
         return 1 - self.warm.flops / self.cold.flops
 
 
-def prefix_cache(model, hw, batch, shared_len, own_len, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
+def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", kv_dtype="bf16",
+                 compute_dtype="bf16"):
     """``batch`` prompts that start with the same ``shared_len`` tokens (a system prompt) followed by
     ``own_len`` tokens of their own: prefill without a cache, and with the shared prefix's KV cache kept
     from an earlier request. Vectorised."""
-    hw, m = get_accelerator(hw), get_model(model)
-    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    batch = positive("batch", batch, integer=True)
     shared = positive("shared_len", shared_len, integer=True)
     own = positive("own_len", own_len, integer=True)
-    cold = prefill(m, batch, np.asarray(shared) + own, **dt)
-    warm = extend_step(m, batch, own, shared, **dt)
-    saved = (np.asarray(positive("batch", batch, integer=True)) - 1) * m.kv_cache_bytes(1, shared, kv_dtype)
-    return PrefixCache(cold, warm, _time(cold, hw), _time(warm, hw), saved)
+    cold = prefill_unchecked(s.model, batch, np.asarray(shared) + own, s.dt)
+    warm = extend_step_unchecked(s.model, batch, own, shared, s.dt)
+    saved = (np.asarray(batch) - 1) * s.model.kv_bytes_per_position(s.dt.kv) * shared
+    return PrefixCache(cold, warm, _time(cold, s.hw), _time(warm, s.hw), saved)
 
 
 # ---------------------------------------------------------------- disaggregated prefill / decode
@@ -303,30 +295,32 @@ class Disaggregated:
     def cost_per_second(self, prefill_price_per_hour, decode_price_per_hour):
         """Cost of the chips in use per second, at the given prices per chip-hour."""
         return (positive("prefill_price_per_hour", prefill_price_per_hour) * self.prefill_chips
-                + positive("decode_price_per_hour", decode_price_per_hour) * self.decode_chips) / 3600
+                + positive("decode_price_per_hour", decode_price_per_hour) * self.decode_chips) / SECONDS_PER_HOUR
 
 
-def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, decode_batch, prefill_batch=1,
+def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, decode_batch, *, prefill_batch=1,
                   link_bandwidth=None, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """Prefill on ``prefill_hw`` chips (``prefill_batch`` prompts per pass), decode on ``decode_hw`` chips each
     holding ``decode_batch`` sequences, for ``rate`` requests per second. ``link_bandwidth`` (bytes/s, one
     direction) carries each request's KV cache between them (default: the prefill chip's interconnect)."""
-    from .requests import decode_time
-
-    phw, dhw, m = get_accelerator(prefill_hw), get_accelerator(decode_hw), get_model(model)
-    dt = _dt(weight_dtype, kv_dtype, compute_dtype)
+    pre = setup(model, prefill_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    dec = setup(pre.model, decode_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    m = pre.model
     rate = positive("rate", rate)
     pb = positive("prefill_batch", prefill_batch, integer=True)
-    t_pre = _time(prefill(m, pb, prompt_len, **dt), phw) / pb
+    prompt_len = positive("prompt_len", prompt_len, integer=True)
     output_len = positive("output_len", output_len, integer=True)
-    t_step = decode_time(m, dhw, decode_batch, prompt_len, output_len, **dt) / output_len
-    kv = m.kv_cache_bytes(1, prompt_len, kv_dtype)
+    decode_batch = positive("decode_batch", decode_batch, integer=True)
+    t_pre = _time(prefill_unchecked(m, pb, prompt_len, pre.dt), pre.hw) / pb
+    t_step = decode_time_unchecked(dec, decode_batch, prompt_len, output_len) / output_len
+    kv = m.kv_bytes_per_position(pre.dt.kv) * prompt_len
     bw = positive("link_bandwidth", link_bandwidth) if link_bandwidth is not None \
-        else phw.interconnect_bandwidth_per_direction
-    need = m.weight_bytes(weight_dtype) + m.kv_cache_bytes(decode_batch, np.asarray(prompt_len) + output_len, kv_dtype)
-    return Disaggregated(phw.name, dhw.name, t_pre, t_step, decode_batch, rate * t_pre,
+        else pre.hw.interconnect_bandwidth_per_direction
+    need = m.weight_bytes(pre.dt.weight) + m.kv_bytes_per_position(pre.dt.kv) * (np.asarray(prompt_len) + output_len) \
+        * decode_batch
+    return Disaggregated(pre.hw.name, dec.hw.name, t_pre, t_step, decode_batch, rate * t_pre,
                          rate * output_len * t_step / np.asarray(decode_batch), kv, kv / bw,
-                         np.asarray(need) <= usable_memory(dhw))
+                         np.asarray(need) <= dec.usable)
 
 
 __all__ = [

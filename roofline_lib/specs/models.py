@@ -156,6 +156,10 @@ class Model:
         """Bytes of all weights stored in ``dtype`` (int4: half a byte; quantisation scales not counted)."""
         return self.n_params * bytes_per_element(dtype)
 
+    def kv_bytes_per_position(self, dtype="bf16"):
+        """Bytes of the KV cache of one position of one sequence (every layer)."""
+        return self.num_layers * self.kv_elements_per_token_layer * bytes_per_element(dtype)
+
     def kv_cache_bytes(self, batch, context, dtype="bf16"):
         """Bytes of the KV cache holding ``context`` positions for each of ``batch`` sequences. Vectorised.
 

@@ -14,10 +14,9 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter, FuncFormatter
 
-from ..llm.steps import list_models
 from ..multichip.parallel import tp_decode_step, tp_max_batch
 from ..specs.hardware import get_accelerator, list_accelerators
-from ..specs.models import get_model
+from ..specs.models import get_model, list_models
 from .base import Explorer, eng, int_log_slider
 
 POINTS = 120

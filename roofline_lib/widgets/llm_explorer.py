@@ -78,7 +78,7 @@ class LLMExplorer(Explorer):
         self.prefill_pt.set_data([pre.intensity], [est_pre.achieved_flops])
         for bar, label in zip(self.bars, llm.CATEGORIES, strict=True):
             bar.set_width(float(times[label]))
-        need = llm.memory_required(model, batch, context, weight_dtype, kv_dtype)
+        need = llm.memory_required(model, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
         fits = bool(need <= hw.mem_capacity)
         return {
             "per-token latency (decode step, lower bound)": eng(est.lower, "s"),
@@ -88,5 +88,6 @@ class LLMExplorer(Explorer):
             "prefill of the context": f"{eng(est_pre.lower, 's')} ({est_pre.bound}-bound)",
             "memory: weights + KV cache": f"{eng(need, 'B')} of {eng(hw.mem_capacity, 'B')} (datasheet: "
                                           f"'{hw.mem_capacity_label}') {'fits' if fits else 'does NOT fit'}",
-            "largest batch at this context": str(llm.max_batch(model, hw, context, weight_dtype, kv_dtype)),
+            "largest batch at this context": str(llm.max_batch(model, hw, context, weight_dtype=weight_dtype,
+                                                               kv_dtype=kv_dtype)),
         }

@@ -23,7 +23,6 @@ RIDGE_LABEL_SIDES = (((4, -4), "left", "top"), ((4, -16), "left", "top"), ((4, -
                      ((-4, 4), "right", "bottom"), ((-4, 16), "right", "bottom"))
 
 
-bound_of = bound_at  # the older name
 
 
 class RoofAxes:
@@ -195,7 +194,7 @@ class RooflineExplorer(Explorer):
             flops = float(attainable_flops(intensity, hw, dtype))
             self.roof.set_point(slot, intensity, flops)
             readout[hw.name] = (f"{eng(flops, 'FLOP/s')} ({flops / hw.peak_flops(dtype):.0%} of peak), "
-                                f"{bound_of(intensity, hw, dtype)}-bound, ridge {hw.ridge_point(dtype):.0f} FLOP/B")
+                                f"{bound_at(intensity, hw, dtype)}-bound, ridge {hw.ridge_point(dtype):.0f} FLOP/B")
             if achieved and hw.measured and dtype in hw.achieved().peak_flops_by_dtype:
                 real = hw.achieved()
                 readout[f"{hw.name} measured"] = eng(float(attainable_flops(intensity, real, dtype)), "FLOP/s")

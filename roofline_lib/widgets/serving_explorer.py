@@ -75,10 +75,10 @@ class ServingExplorer(Explorer):
     def _capacity(self, model, hw, positions, paged):
         page = serving.DEFAULT_PAGE_TOKENS
         reserve = int(np.ceil(positions / page) * page) if paged else max(CONTIGUOUS_MAX_LEN, positions)
-        return serving.capacity(model, hw, reserve)
+        return llm.max_batch(model, hw, reserve)
 
     def _curve(self, model, hw, prompt_len, output_len, chunked, k, acceptance, batches):
-        c = serving.continuous(model, hw, prompt_len, output_len, batches, chunked=chunked)
+        c = serving.continuous(model, hw, batches, prompt_len, output_len, chunked=chunked)
         tpot, thr = np.asarray(c.tpot, float), np.asarray(c.throughput_per_chip, float)
         if k:
             mean_ctx = int(prompt_len + (output_len - 1) // 2)
