@@ -3,7 +3,7 @@
 import sys
 
 from .teach.grade import *  # noqa: F403 - the old import path keeps working
-from .teach.grade import main
+from .teach.grade import __all__, main  # noqa: F401 - the same public names
 
 if __name__ == "__main__":
     sys.exit(main())

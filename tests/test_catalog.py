@@ -1,4 +1,4 @@
-"""roofline_lib.catalog: a folder of TOML files looked up by name or alias, reloaded when a file changes."""
+"""roofline_lib.core.catalog: a folder of TOML files looked up by name or alias, reloaded when a file changes."""
 
 import dataclasses
 import os

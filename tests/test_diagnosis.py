@@ -1,4 +1,4 @@
-"""The course's one diagnosis rule (roofline_lib.diagnosis), on hand-made timings."""
+"""The course's one diagnosis rule (roofline_lib.roofline.diagnosis), on hand-made timings."""
 
 import math
 

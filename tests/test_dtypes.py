@@ -1,4 +1,4 @@
-"""roofline_lib.dtypes: storage sizes from the formats' bit widths, and the spellings accepted."""
+"""roofline_lib.core.dtypes: storage sizes from the formats' bit widths, and the spellings accepted."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""roofline_lib.fusion: the bytes a fused kernel saves, counted by hand."""
+"""roofline_lib.llm.fusion: the bytes a fused kernel saves, counted by hand."""
 
 import pytest
 

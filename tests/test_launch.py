@@ -1,4 +1,4 @@
-"""roofline_lib.launch: the launch queue against hand-worked timelines; decode kernel counts by hand."""
+"""roofline_lib.measure.launch: the launch queue against hand-worked timelines; decode kernel counts by hand."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""roofline_lib.microbench: STREAM and Horner byte and FLOP counts by hand, the kernels' results, refusals,
+"""roofline_lib.measure.microbench: STREAM and Horner byte and FLOP counts by hand, the kernels' results, refusals,
 and time_kernel's statistics on a fake clock. No assertion depends on how fast this machine is."""
 
 import time

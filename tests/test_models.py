@@ -1,4 +1,4 @@
-"""roofline_lib.models: parameter counts against published figures and a brute-force count of the
+"""roofline_lib.specs.models: parameter counts against published figures and a brute-force count of the
 checkpoint's tensors, KV-cache bytes by hand, MoE routing by enumeration, and the model loader."""
 
 import itertools

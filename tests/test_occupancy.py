@@ -1,4 +1,4 @@
-"""roofline_lib.occupancy: SM waves, FlashDecoding splits and FlashAttention's split heuristic."""
+"""roofline_lib.llm.occupancy: SM waves, FlashDecoding splits and FlashAttention's split heuristic."""
 
 import pytest
 

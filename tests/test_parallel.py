@@ -1,4 +1,4 @@
-"""Multi-chip steps (roofline_lib.parallel) against hand derivations from the models' config.json
+"""Multi-chip steps (roofline_lib.multichip.parallel) against hand derivations from the models' config.json
 figures, datasheet bandwidths, NCCL's published latency model and gpt-fast's measured scaling."""
 
 import math

@@ -1,4 +1,4 @@
-"""roofline_lib.units: engineering formatting and SI prefixes."""
+"""roofline_lib.core.units: engineering formatting and SI prefixes."""
 
 import pytest
 

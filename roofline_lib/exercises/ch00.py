@@ -115,3 +115,6 @@ QUESTIONS = [
         hints=("989.4 is the peak in TFLOP/s: what is it in FLOP/s?",),
     ),
 ]
+
+
+__all__ = ["QUESTIONS", "RIDGE_CHIPS", "SIDE"]

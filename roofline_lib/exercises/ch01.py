@@ -127,3 +127,9 @@ QUESTIONS = [
         hints=("which of the times assumes peak rates and the fewest bytes?",),
     ),
 ]
+
+
+__all__ = [
+    "BOUND_CHOICES", "EXAMPLE_BYTES", "EXAMPLE_FLOPS", "KERNEL_BYTES", "KERNEL_FLOPS", "MEASURED_EXAMPLE",
+    "QUESTIONS",
+]

@@ -104,3 +104,6 @@ QUESTIONS = [
         hints=("compare each intensity with both ridges: which roof limits it on each chip?",),
     ),
 ]
+
+
+__all__ = ["QUESTIONS", "STEP_BYTES", "STEP_CHIPS", "STEP_TARGET"]

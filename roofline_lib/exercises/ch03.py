@@ -117,3 +117,6 @@ QUESTIONS = [
         hints=("count the FLOPs per weight and the bytes per weight.",),
     ),
 ]
+
+
+__all__ = ["QUESTIONS"]

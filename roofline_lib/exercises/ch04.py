@@ -86,3 +86,6 @@ QUESTIONS = [
                "256 / (2 x (96 + 96))."),
     ),
 ]
+
+
+__all__ = ["HEAD_DIM", "HEADS", "KV_HEADS", "QUESTIONS"]

@@ -105,3 +105,6 @@ QUESTIONS = [
              hints=("0.9 x 143,771 x 2^20 bytes, minus 1 byte per parameter, over the KV bytes of one sequence, "
                   "rounded down. A MiB is 2^20 bytes, not 1e6.",)),
 ]
+
+
+__all__ = ["QUESTIONS"]

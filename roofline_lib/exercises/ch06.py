@@ -94,3 +94,6 @@ QUESTIONS = [
                                        "run fp8.",
                        "nothing": "look up the A100's peaks: rl.get_accelerator('A100').peak_flops_by_dtype."}),
 ]
+
+
+__all__ = ["QUESTIONS"]

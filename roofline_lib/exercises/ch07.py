@@ -98,3 +98,6 @@ QUESTIONS = [
                        "dtype": "fp64 is 8 bytes per element: that part is right.",
                        "nothing": "count the arrays that cross memory per element: x, y and z."}),
 ]
+
+
+__all__ = ["QUESTIONS"]

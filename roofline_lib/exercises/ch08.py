@@ -113,3 +113,6 @@ QUESTIONS = [
                        "nothing": "7 ms is the synchronous time; a stream lets the CPU launch the next kernel while "
                                   "the GPU runs this one."}),
 ]
+
+
+__all__ = ["QUESTIONS"]

@@ -121,3 +121,6 @@ QUESTIONS = [
                               "one way on each link: 450 GB/s, not the 900 that adds both directions.",
                        "nothing": "the time is 1.75 x 64 MB / 450 GB/s = 249 us, not 142 us."}),
 ]
+
+
+__all__ = ["QUESTIONS"]

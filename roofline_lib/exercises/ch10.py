@@ -86,3 +86,6 @@ QUESTIONS = [
                        "inverted": "a run at MBU u takes bound / u seconds per token: u / bound tokens/s is right.",
                        "nothing": "compare the MBU of the int4 records in section 3 with the bf16 ones."}),
 ]
+
+
+__all__ = ["HELD_OUT_TP4", "QUESTIONS"]

@@ -66,3 +66,6 @@ QUESTIONS = [
              hints=("in what unit of time is the price, and in what unit is the throughput?",
                     "tokens per hour = 3600 x tokens per second; cost = price per hour x 1e6 / tokens per hour")),
 ]
+
+
+__all__ = ["PRICES", "QUESTIONS"]

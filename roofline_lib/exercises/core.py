@@ -227,3 +227,9 @@ def _check_number(q, answer, expected):
     return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is {direction} (by a factor of "
                     f"{max(ratio, 1 / ratio):.3g}; tolerance ±{q.rtol:.0%})."
                     + (f" Hint: {q.hints[0]}" if q.hints else ""))
+
+
+__all__ = [
+    "BOUND_ALIASES", "check", "diagnose_ratio", "Feedback", "get_question", "Hint", "hint", "judge", "Question",
+    "questions",
+]

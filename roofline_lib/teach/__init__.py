@@ -13,3 +13,5 @@ Not imported by ``import roofline_lib``: a learner never needs them.
     report      grades.csv, feedback files and progress lines
     text        what any text from a submission goes through before it is shown
 """
+
+__all__ = ["collect", "discovery", "grade", "kernel", "report", "run", "score", "student", "text", "worker"]

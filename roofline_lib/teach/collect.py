@@ -71,3 +71,6 @@ def submissions(folder):
         data, problem = _read(os.path.join(os.fsencode(folder), raw))
         found.append(Submission(student, data, problem))
     return found, ignored
+
+
+__all__ = ["Submission", "submissions"]

@@ -183,3 +183,6 @@ def find_checks(cells, skip=(), cell_seconds=None, unparsed=None, on_cell=None):
         # Note which questions it held, so they are reported, not forgotten.
         found.extend(CheckCall(qid, index, None) for qid in re.findall(r"check\(\s*[\"'](\d\d\.\w+)[\"']", source))
     return found
+
+
+__all__ = ["CheckCall", "find_checks", "load_cells", "MAX_FILE_BYTES", "NotANotebook", "PARSE_CELL_SECONDS", "Unparsed"]

@@ -255,3 +255,9 @@ def kill_group(pid):
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
         pass
+
+
+__all__ = [
+    "CAPTURE_DEF", "Kernel", "kernel_env", "kill_group", "limit_memory", "Outcome", "parse_capture", "REPLY_CHARS",
+    "STARTUP_TIMEOUT", "trim_reply", "Unreadable",
+]

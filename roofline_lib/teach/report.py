@@ -77,3 +77,6 @@ def write_feedback(grades, question_ids, folder):
 def progress_line(done, total, grade, n_questions):
     note = f" — {clean(grade.notes[0], limit=300)}" if grade.notes else ""
     return f"[{done}/{total}] {clean(grade.student)}.ipynb {grade.total}/{n_questions} ({grade.seconds:.1f} s){note}"
+
+
+__all__ = ["feedback_cell", "notes_cell", "progress_line", "rows", "write_csv", "write_feedback"]

@@ -189,3 +189,6 @@ async def run_submission(data, settings, scratch):
         run.cell_problems.setdefault(cell, why)
     run.notes[:0] = notes
     return run
+
+
+__all__ = ["EVENT_BYTES", "MAX_WORKERS", "PARSE_CELL_TIMEOUT", "PARSE_TIMEOUT", "Run", "WORKER_MEMORY_MB"]

@@ -114,3 +114,6 @@ class Assignment:
                 scores[qid] = int(feedback.correct)
                 messages[qid] = feedback.message
         return Grade(student, scores, messages, list(run.notes), found=present)
+
+
+__all__ = ["Assignment", "Grade"]

@@ -272,3 +272,10 @@ def main(argv=None):
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+__all__ = [
+    "assigned_names", "BEGIN", "END", "main", "MASTER_GLOB", "MASTER_ONLY", "masters", "NOTE", "NOTE_ID",
+    "PLACEHOLDER", "solution_blocks", "solution_leaks", "SolutionMarkupError", "strip_solutions",
+    "student_markdown", "student_text", "student_version", "STUDENT_WORDING", "sync",
+]

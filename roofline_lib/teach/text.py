@@ -49,3 +49,6 @@ def file_name(raw):
     if isinstance(raw, str):
         raw = os.fsencode(raw)
     return clean(raw.decode("utf-8", "replace"))
+
+
+__all__ = ["clean", "csv_cell", "file_name", "FORMULA_STARTS"]

@@ -145,3 +145,6 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+__all__ = ["main", "MAX_RESTARTS", "OUTPUT_NOTE_BYTES"]

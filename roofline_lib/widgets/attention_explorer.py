@@ -152,3 +152,6 @@ class AttentionExplorer(Explorer):
             readout[hw.name] = (f"{eng(float(est.lower), 's')}, {est.bound}-bound "
                                 f"(ridge {hw.ridge_point(self.dtype):.0f} FLOP/B)")
         return readout
+
+
+__all__ = ["AttentionExplorer", "BATCH_RANGE", "group_sizes", "LENGTH_RANGE", "MODES"]

@@ -371,3 +371,10 @@ def snapshot(fig, dpi=80, close=True):
     if close:
         plt.close(fig)
     return Image(data=buffer.getvalue(), format="png")
+
+
+__all__ = [
+    "Explorer", "ExplorerBox", "FALLBACK", "freeze_layout", "int_log_slider", "invalidate_background",
+    "LayeredFigure", "log_slider", "log_steps", "LogSlider", "MAX_LIVE_WIDTH_PX", "model_and_chip", "moving",
+    "plain", "reachable", "Readout", "snapshot", "static_dpi",
+]

@@ -100,3 +100,6 @@ class CommsExplorer(Explorer):
             "memory per chip": f"{eng(now.memory_per_chip, 'B')} of {eng(now.usable_memory, 'B')}: "
                                f"{'fits' if fits else 'does NOT fit'} (largest batch {largest})",
         }
+
+
+__all__ = ["batch_axis", "chips_with_links", "CommsExplorer", "POINTS"]

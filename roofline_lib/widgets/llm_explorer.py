@@ -91,3 +91,6 @@ class LLMExplorer(Explorer):
             "largest batch at this context": str(llm.max_batch(model, hw, context, weight_dtype=weight_dtype,
                                                                kv_dtype=kv_dtype)),
         }
+
+
+__all__ = ["DTYPES", "LLMExplorer"]

@@ -119,3 +119,6 @@ class MatmulExplorer(Explorer):
             cross = f"critical M {critical:.0f}" if critical is not None else "never compute-bound at these N, K"
             readout[hw.name] = f"{eng(float(est.lower), 's')}, {est.bound}-bound; {cross}"
         return readout
+
+
+__all__ = ["MATMUL_DTYPES", "MatmulExplorer", "SIZE_RANGE"]

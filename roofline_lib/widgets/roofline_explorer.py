@@ -199,3 +199,6 @@ class RooflineExplorer(Explorer):
                 real = hw.achieved()
                 readout[f"{hw.name} measured"] = eng(float(attainable_flops(intensity, real, dtype)), "FLOP/s")
         return readout
+
+
+__all__ = ["chip_dtypes", "COLOURS", "INTENSITY_RANGE", "RIDGE_LABEL_SIDES", "RoofAxes", "RooflineExplorer"]

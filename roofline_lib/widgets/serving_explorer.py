@@ -131,3 +131,6 @@ class ServingExplorer(Explorer):
             "sequences that fit": f"{cap} ({'paged' if paged else f'contiguous, {CONTIGUOUS_MAX_LEN} reserved'}; "
                                   f"{eng(hw.mem_capacity, 'B')}, datasheet '{hw.mem_capacity_label}')",
         }
+
+
+__all__ = ["CONTIGUOUS_MAX_LEN", "ServingExplorer", "TPOT_SLO"]

@@ -1,4 +1,4 @@
-"""roofline_lib.validation: what a valid size (``positive``) and a valid data figure (``figure``) are."""
+"""roofline_lib.core.checks: what a valid size (``positive``) and a valid data figure (``figure``) are."""
 
 import math
 

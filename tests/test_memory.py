@@ -1,4 +1,4 @@
-"""roofline_lib.llm_memory: whether a model and its KV cache fit, and the largest batch, by hand."""
+"""roofline_lib.llm.memory: whether a model and its KV cache fit, and the largest batch, by hand."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""roofline_lib.llm (and llm_blocks, whose only caller it is): prefill, decode and extend steps against
+"""roofline_lib.llm.steps (and llm.blocks, whose only caller it is): prefill, decode and extend steps against
 independent values: llm-analysis's worked example, hand derivations of FLOPs and bytes, the central claims
 (prefill compute-bound, decode memory-bound), vectorised sweeps and refusals."""
 

@@ -1,4 +1,4 @@
-"""roofline_lib.comms against a brute-force simulation of a ring all-reduce and hand counts."""
+"""roofline_lib.multichip.collectives against a brute-force simulation of a ring all-reduce and hand counts."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""roofline_lib.measurements: the published records, their loader, calibration, and the invariant that a lower
+"""roofline_lib.reality.records: the published records, their loader, calibration, and the invariant that a lower
 bound never beats reality."""
 
 import pytest

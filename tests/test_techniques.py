@@ -1,4 +1,4 @@
-"""roofline_lib.serving_techniques: continuous batching, paged KV, speculative decoding, chunked prefill,
+"""roofline_lib.serving.techniques: continuous batching, paged KV, speculative decoding, chunked prefill,
 prefix caching and disaggregation, against brute-force loops and hand numbers."""
 
 import pytest
