@@ -18,6 +18,7 @@ Light to import: ``core``, ``specs`` and ``roofline`` load at once; every other 
 """
 
 import importlib
+import warnings
 
 from .core import units
 from .core.dtypes import BYTES_PER_ELEMENT, bytes_per_element
@@ -35,6 +36,13 @@ _SHORTCUTS = {
     "diagnosis": "roofline.diagnosis", "fusion": "llm.fusion", "launch": "measure.launch",
     "system": "measure.system", "measurements": "reality.records",
 }
+# the flat modules of the first layout, one release more (each warns and names its new home)
+_MOVED = {
+    "hardware": "specs.hardware", "models": "specs.models", "workloads": "roofline.workloads",
+    "validation": "core.checks", "dtypes": "core.dtypes", "catalog": "core.catalog", "llm_blocks": "llm.blocks",
+    "llm_memory": "llm.memory", "occupancy": "llm.occupancy", "serving_techniques": "serving.techniques",
+    "microbench": "measure.microbench",
+}
 # names reachable as rl.<name> that live in a room loaded on first use
 _LAZY_NAMES = {"get_model": "specs.models", "list_models": "specs.models", "prefill": "llm.steps",
                "decode_step": "llm.steps", "measured_vs_predicted": "reality.records"}
@@ -47,6 +55,9 @@ def __getattr__(name):
         return importlib.import_module(f".{_SHORTCUTS[name]}", __name__)
     if name in _LAZY_NAMES:
         return getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+    if name in _MOVED:
+        warnings.warn(f"roofline_lib.{name} moved to roofline_lib.{_MOVED[name]}", DeprecationWarning, stacklevel=2)
+        return importlib.import_module(f".{_MOVED[name]}", __name__)
     raise AttributeError(f"module 'roofline_lib' has no attribute {name!r}")
 
 

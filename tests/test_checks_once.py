@@ -104,3 +104,35 @@ def test_workload_keeps_what_is_valid():
     assert rl.estimate(rl.Workload("k", flops=2e12, bytes=1e9), "H200").lower == pytest.approx(
         max(2e12 / rl.get_accelerator("H200").peak_flops("bf16"), 1e9 / rl.get_accelerator("H200").mem_bandwidth))
     assert np.all(np.isfinite(rl.Workload("k", flops=1, bytes=1).intensity))
+
+
+# ---------------------------------------------------------------- data files: checked once, when read
+
+def _counting_all(call):
+    found = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in CHECKS:
+            found.append(CHECKS[frame.f_code])
+
+    sys.setprofile(profile)
+    try:
+        result = call()
+    finally:
+        sys.setprofile(None)
+    return result, found
+
+
+def test_a_data_file_is_checked_by_its_loader_alone():
+    from roofline_lib.specs import hardware, models
+
+    for load, path in ((hardware.load_accelerator, hardware.ACCELERATOR_DIR / "h200-sxm.toml"),
+                       (models.load_model, models.MODEL_DIR / "llama-3-8b.toml")):
+        item, found = _counting_all(lambda: load(path))  # noqa: B023 - called at once
+        assert found and set(found) == {"figure_problem"}, found  # the loader's checks; the constructor's not again
+        assert item.name
+    # a figure given to the constructor directly is still checked there
+    with pytest.raises(ValueError, match="mem_bandwidth"):
+        rl.Accelerator(name="x", vendor="y", peak_flops_by_dtype={"bf16": 1e15}, mem_bandwidth=-1.0,
+                       mem_capacity=1e9, mem_capacity_label="1 GB")
+

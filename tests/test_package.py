@@ -34,3 +34,12 @@ def test_lazy_names_are_listed_for_completion():
             "print('sympy' in sys.modules, 'roofline_lib.llm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_the_old_flat_module_names_warn_and_name_their_new_home():
+    with pytest.warns(DeprecationWarning, match="roofline_lib.specs.hardware"):
+        old = rl.hardware
+    assert old is rl.specs.hardware
+    with pytest.warns(DeprecationWarning, match="roofline_lib.llm.memory"):
+        from roofline_lib import llm_memory
+    assert llm_memory.max_batch is rl.llm.max_batch

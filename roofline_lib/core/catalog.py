@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
@@ -15,6 +16,21 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from .checks import figure_problem
+
+
+def build_checked(cls, **values):
+    """An instance of the dataclass ``cls`` from values a loader has already checked field by field: its
+    ``__post_init__`` (which checks what a learner passes to the constructor) does not run again."""
+    obj = object.__new__(cls)
+    for f in dataclasses.fields(cls):
+        if f.name in values:
+            value = values[f.name]
+        elif f.default is not dataclasses.MISSING:
+            value = f.default
+        else:
+            value = f.default_factory()
+        object.__setattr__(obj, f.name, value)
+    return obj
 
 
 def data_dir():

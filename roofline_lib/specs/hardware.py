@@ -13,7 +13,7 @@ import pathlib
 import re
 
 from ..core import units
-from ..core.catalog import DATA_DIR, Catalog, Entry, read_toml
+from ..core.catalog import DATA_DIR, Catalog, Entry, build_checked, read_toml
 from ..core.checks import figure, positive
 from ..core.dtypes import BYTES_PER_ELEMENT, canonical_dtype
 
@@ -212,7 +212,8 @@ def load_accelerator(path):
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         fail("aliases", "must be a list of strings")
 
-    return Accelerator(
+    return build_checked(  # every figure was checked above, with the file's field in the message
+        Accelerator,
         name=raw["name"],
         vendor=raw["vendor"],
         aliases=tuple(aliases),

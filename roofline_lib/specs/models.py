@@ -17,7 +17,7 @@ import pathlib
 
 import numpy as np
 
-from ..core.catalog import DATA_DIR, Catalog, Entry, read_toml
+from ..core.catalog import DATA_DIR, Catalog, Entry, build_checked, read_toml
 from ..core.checks import figure, positive
 from ..core.dtypes import bytes_per_element
 
@@ -74,6 +74,10 @@ class Model:
         for field in ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads",
                       "head_dim", "vocab_size"):
             figure(f"model {self.name!r}: {field}", getattr(self, field), integer=True)
+        self.check_shape()
+
+    def check_shape(self):
+        """What no single figure shows: heads in whole groups, a known norm, experts and layers that agree."""
         if self.num_heads % self.num_kv_heads:
             raise ValueError(f"model {self.name!r}: num_attention_heads ({self.num_heads}) must be a multiple "
                              f"of num_key_value_heads ({self.num_kv_heads})")
@@ -218,7 +222,8 @@ def load_model(path):
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         fail("aliases", "must be a list of strings")
     try:
-        return Model(
+        model = build_checked(  # every figure was checked above, with the file's field in the message
+            Model,
             name=raw["name"], hidden_size=values["hidden_size"], intermediate_size=values["intermediate_size"],
             num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
             num_kv_heads=values["num_key_value_heads"], head_dim=values["head_dim"],
@@ -226,6 +231,8 @@ def load_model(path):
             max_context=max_context, moe=moe, mla=mla, aliases=tuple(aliases), family=raw.get("family", ""),
             sources=dict(sources), notes=raw.get("notes", ""), source_file=str(path),
         )
+        model.check_shape()
+        return model
     except ValueError as exc:
         raise ValueError(f"{path.name}: {exc}") from None
 
