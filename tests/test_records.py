@@ -99,6 +99,8 @@ quote = "| Llama-2-7B | 50.0 |"
     (GOOD.replace("prompt_len = 5\n", "").replace('"decode_step"', '"prefill"'), "'prompt_len' is needed"),
     (GOOD.replace("system = ", "chips_per_replica = 3\nsystem = "), "'chips_per_replica' must divide n_chips"),
     (GOOD.replace('weight_dtype = "bf16"', 'weight_dtype = "int3"'), "'weight_dtype' is not known"),
+    # Llama-2-7B takes 4,096 positions (its config's max_position_embeddings): 4,000 + 200 is more
+    (GOOD.replace("prompt_len = 5", "prompt_len = 4000"), "4200 positions, more than Llama-2-7B takes"),
 ])
 def test_loader_names_file_record_and_field(tmp_path, broken, message):
     path = tmp_path / "source.toml"

@@ -176,7 +176,11 @@ def _record(path, source, r):
     if not str(r["quote"]).strip():
         fail("quote", "is empty: give the verbatim sentence or table row")
     check("chip", get_accelerator)
-    check("model", get_model)
+    model = check("model", get_model)
+    positions = (prompt_len or 0) + (output_len or 0)
+    if model.max_context and positions > model.max_context:
+        fail("prompt_len", f"and output_len make {positions} positions, more than {model.name} takes "
+             f"(max_context {model.max_context}): the record names the wrong model or lengths")
     dtypes = {f: check(f, canonical_dtype) for f in ("weight_dtype", "kv_dtype")}
     compute = check("compute_dtype", canonical_dtype) if r.get("compute_dtype") else ""
     return Record(
