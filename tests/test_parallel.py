@@ -89,12 +89,16 @@ def test_pipeline_buys_capacity_not_latency():
     # one microbatch goes through the 8 stages in turn: the single chip's time (plus 8 sends)
     assert p.overlapped == pytest.approx(one.lower, rel=1e-9) and p.exposed > one.lower
     assert p.memory_per_chip == pytest.approx((2 * P70 + 8 * 4096 * L70 * 2 * KV70 * 2) / 8, rel=1e-12)
-    for m in (1, 2, 8):  # idle share (n - 1) / (m + n - 1)
-        q = parallel.pp_decode_step("llama-2-70b", "H100 SXM", 8, 4096, 8, microbatches=m)
+    for m in (1, 2, 8):  # flushed after every step (GPipe): idle share (n - 1) / (m + n - 1)
+        q = parallel.pp_decode_step("llama-2-70b", "H100 SXM", 8, 4096, 8, microbatches=m, schedule="flushed")
         assert q.t_idle / q.overlapped == pytest.approx(7 / (m + 7), rel=1e-12)
+    for m, idle in ((1, 7 / 8), (2, 6 / 8), (4, 4 / 8), (8, 0.0), (16, 0.0)):
+        # kept in flight (a decode server): a round is max(8, m) stage-slots, a chip works in m of them
+        q = parallel.pp_decode_step("llama-2-70b", "H100 SXM", 16, 4096, 8, microbatches=m)
+        assert q.t_idle / q.overlapped == pytest.approx(idle, rel=1e-12, abs=1e-15)
     assert p.comm_bytes == 8 * H70 * 2  # one send of [8, 8192] bf16 per chip
-    assert rl.exercises.check("09.bubble_microbatches", 63)  # 7 / (63 + 7) = 0.1
-    assert not rl.exercises.check("09.bubble_microbatches", 62)
+    with pytest.raises(ValueError, match="'steady'.*'flushed'"):
+        parallel.pp_decode_step("llama-2-70b", "H100 SXM", 8, 4096, 8, schedule="gpipe")
 
 
 def test_expert_parallel_all_to_all_bytes_by_hand():

@@ -8,7 +8,7 @@ from ..multichip.collectives import (
     ring_allreduce_time,
     weight_gathered_crossover_tokens,
 )
-from ..multichip.parallel import ep_decode_step, replica_decode_step, tp_decode_step, tp_max_batch
+from ..multichip.parallel import ep_decode_step, pp_decode_step, replica_decode_step, tp_decode_step, tp_max_batch
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 from .core import Question
@@ -33,9 +33,10 @@ def _decode_bound_pcie():
     return tp_decode_step("llama-2-70b", "H100 SXM", 64, 4096, 8, "pcie").bound
 
 
-def _bubble_microbatches(n_stages=8, idle_share=0.1):
-    # idle / step = (n - 1) / (m + n - 1) <= share  ->  m >= (n - 1)(1 - share) / share
-    return math.ceil((n_stages - 1) * (1 - idle_share) / idle_share - 1e-9)
+def _pipeline_idle_share(n_stages=8, microbatches=3):
+    # a decode server keeps its microbatches in flight: each round has max(n, m) stage-slots, n - m idle
+    e = pp_decode_step("llama-2-70b", "H100 SXM", 6 * microbatches, 4096, n_stages, microbatches=microbatches)
+    return float(e.t_idle / e.overlapped)
 
 
 def _ep_bytes():
@@ -81,9 +82,11 @@ QUESTIONS = [
              "(KV cache included): which term is largest, 'compute', 'memory' or 'communication'?",
              _decode_bound_pcie, kind="choice", choices=("compute", "memory", "communication"),
              hints=("the KV cache of 64 sequences of 4096 positions is read every step too",)),
-    Question("09.bubble_microbatches", "A decode step on 8 pipeline stages: the fewest microbatches that keep the "
-             "idle time (fill and drain) at or below 10 % of the step.", _bubble_microbatches, rtol=0,
-             unit="microbatches", hints=("idle share = (n - 1) / (m + n - 1)",)),
+    Question("09.pipeline_idle_share", "Predict: a decode server runs Llama-2-70B on 8 pipeline stages (8 x H100 SXM) "
+             "and keeps 3 microbatches of 6 sequences in flight, step after step. What share of each chip's time "
+             "is idle?", _pipeline_idle_share, rtol=0.01, unit="",
+             hints=("a microbatch's next token needs all 8 stages; while it goes round, how many stages have work?",
+                    "a round is max(8, 3) stage-slots and a chip works in 3 of them: idle (8 - 3) / 8")),
     Question("09.ep_alltoall_bytes", "Mixtral-8x7B decode, batch 64 (8 sequences per chip), experts spread over "
              "8 x H100, uniform routing: 1/8 of the routed copies stay on their own chip. Bytes each chip sends per "
              "step in the all-to-alls (bf16 activations).", _ep_bytes, unit="B",

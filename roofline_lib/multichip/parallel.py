@@ -230,17 +230,23 @@ def tp_max_batch(model, hw, context, n_chips, *, weight_dtype="bf16", kv_dtype="
 
 # ---------------------------------------------------------------- pipeline parallel
 
-def pp_decode_step(model, hw, batch, context, n_stages, link="nvlink", *, microbatches=1, weight_dtype="bf16",
-                   kv_dtype="bf16", compute_dtype="bf16", usable_fraction=1.0, reserved_bytes=0.0):
+def pp_decode_step(model, hw, batch, context, n_stages, link="nvlink", *, microbatches=1, schedule="steady",
+                   weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16", usable_fraction=1.0, reserved_bytes=0.0):
     """One decode step with the layers cut into ``n_stages`` stages, one chip each, the batch in
-    ``microbatches`` equal groups that follow each other through the stages (GPipe's schedule).
+    ``microbatches`` equal groups (per chip: 1/n of the layers' work for every microbatch, so the stage's
+    weights are read once per microbatch, and one point-to-point send of [batch/microbatches, hidden]
+    activations per microbatch). The layers are split evenly, embedding and LM head included.
 
-    Per chip: 1/n of the layers' work for every microbatch (so the stage's weights are read once per
-    microbatch), one point-to-point send of [batch/microbatches, hidden] activations per microbatch,
-    and t_idle = (n - 1)/microbatches of the busy time: the bubble while the pipeline fills and
-    drains. With one microbatch the step takes as long as on one chip: pipelining buys capacity,
-    not latency. (A server that starts the next step's microbatches at once fills the bubble.)
-    The layers are split evenly, embedding and LM head included (a simplification)."""
+    ``schedule="steady"`` (the default: a decode server): the microbatches stay in flight step after step,
+    each going round the stages again as soon as its token is out. A microbatch's next token needs all
+    n stages, so a round of the pipeline takes max(n, m) stage-slots of busy / m each, and a chip idles
+    for max(n - m, 0) of them: t_idle = max(n - m, 0) / m x busy. No bubble once m >= n; with one
+    microbatch the step takes as long as on one chip (pipelining buys capacity, not latency).
+    ``schedule="flushed"`` (GPipe, as in training): the pipeline drains after every step, so it idles
+    for its fill and drain, t_idle = (n - 1) / m x busy, however many steps follow."""
+    if schedule not in ("steady", "flushed"):
+        raise ValueError(f"schedule must be 'steady' (microbatches stay in flight, a decode server) or "
+                         f"'flushed' (drained after every step, GPipe); got {schedule!r}")
     s, n = _common(model, hw, n_stages, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
                                                         reserved_bytes), "n_stages")
     m, hw = s.model, s.hw
@@ -256,10 +262,10 @@ def pp_decode_step(model, hw, batch, context, n_stages, link="nvlink", *, microb
     busy = np.maximum(np.maximum(t_math, t_mem), t_comm)
     w, kv = m.weight_bytes(s.dt.weight), m.kv_bytes_per_position(s.dt.kv) * context * batch
     return MultiChipEstimate(
-        name=f"{m.name} decode step, {n} pipeline stages on {hw.name} ({link}), {mb} microbatches",
+        name=f"{m.name} decode step, {n} pipeline stages on {hw.name} ({link}), {mb} microbatches ({schedule})",
         hw=hw, strategy="pipeline", n_chips=n, link=link, tokens=batch, t_math=t_math, t_mem=t_mem,
         t_comm=t_comm, comm_bytes=0.0 if n == 1 else mb * send, memory_per_chip=(w + kv) / n,
-        usable_memory=s.usable, t_idle=(n - 1) / mb * busy)
+        usable_memory=s.usable, t_idle=(max(n - mb, 0) if schedule == "steady" else n - 1) / mb * busy)
 
 
 # ---------------------------------------------------------------- expert parallel
