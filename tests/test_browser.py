@@ -206,29 +206,37 @@ def lab(browser, tmp_path_factory):
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(json.dumps(values))
 
-    port, token = _free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
                JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"))
     env.pop("JUPYTER_TOKEN", None)
     log = base / "lab.log"
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
-           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--allow-root",
-           f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={base / 'workspaces'}",
-           f"--notebook-dir={root}", "--ServerApp.terminals_enabled=False"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-    server = Lab(f"http://127.0.0.1:{port}", token, root)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
+    # The port is free when chosen, but the server binds it seconds later; meanwhile another process (a
+    # kernel of a test running in parallel, say) may take it. Then the server exits saying so: try another.
+    for attempt in range(3):
+        port = _free_port()
+        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
+               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--allow-root",
+               f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={base / 'workspaces'}",
+               f"--notebook-dir={root}", "--ServerApp.terminals_enabled=False"]
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        server = Lab(f"http://127.0.0.1:{port}", token, root)
+        deadline, up = time.monotonic() + 60, False
+        while not up and proc.poll() is None and time.monotonic() < deadline:
             try:
                 server.api("GET", "/api/status")
-                break
+                up = True
             except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab did not start:\n" + log.read_text()[-3000:]) from None
                 time.sleep(0.2)
+        if up:
+            break
+        said = log.read_text(errors="replace")
+        _stop(proc)
+        if attempt == 2 or not any(f"port {port} {why}" in said for why in ("is not available", "is already in use")):
+            raise RuntimeError("JupyterLab did not start:\n" + said[-3000:])
+    try:
         yield server
     finally:
         _stop(proc)
