@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 
 from ..core.checks import positive
-from ..llm.memory import max_batch_unchecked
+from ..llm.memory import max_batch_unchecked, memory_required_unchecked
 from ..llm.setup import setup
 from ..llm.steps import prefill_unchecked
 from ..roofline.bounds import estimate
@@ -137,8 +137,7 @@ def request_unchecked(s, batch, prompt_len, output_len):
     m, n = s.model, s.n_chips
     ttft = estimate(prefill_unchecked(m, batch, prompt_len, s.dt), s.hw).lower / n
     dec = decode_time_unchecked(s, batch, prompt_len, output_len) / n
-    need = (m.weight_bytes(s.dt.weight) + m.kv_bytes_per_position(s.dt.kv) * (np.asarray(prompt_len) + output_len)
-            * batch) / n
+    need = memory_required_unchecked(m, batch, np.asarray(prompt_len) + output_len, s.dt.weight, s.dt.kv) / n
     return RequestEstimate(m.name, s.hw, batch, prompt_len, output_len, n, ttft, dec, need, s.usable)
 
 

@@ -22,7 +22,7 @@ import dataclasses
 import numpy as np
 
 from ..core.checks import fraction, non_negative, positive
-from ..llm.memory import sequences_that_fit
+from ..llm.memory import memory_required_unchecked, sequences_that_fit
 from ..llm.setup import setup
 from ..llm.steps import decode_step_unchecked, extend_step_unchecked, prefill_unchecked
 from ..roofline.bounds import estimate
@@ -316,8 +316,7 @@ def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, de
     kv = m.kv_bytes_per_position(pre.dt.kv) * prompt_len
     bw = positive("link_bandwidth", link_bandwidth) if link_bandwidth is not None \
         else pre.hw.interconnect_bandwidth_per_direction
-    need = m.weight_bytes(pre.dt.weight) + m.kv_bytes_per_position(pre.dt.kv) * (np.asarray(prompt_len) + output_len) \
-        * decode_batch
+    need = memory_required_unchecked(m, decode_batch, np.asarray(prompt_len) + output_len, pre.dt.weight, pre.dt.kv)
     return Disaggregated(pre.hw.name, dec.hw.name, t_pre, t_step, decode_batch, rate * t_pre,
                          rate * output_len * t_step / np.asarray(decode_batch), kv, kv / bw,
                          np.asarray(need) <= dec.usable)

@@ -171,7 +171,7 @@ class Model:
         MHA/GQA; layers x (kv_lora_rank + rope dim) x context x batch x bytes for MLA."""
         batch = positive("batch", batch)
         context = positive("context", context)
-        return self.num_layers * self.kv_elements_per_token_layer * context * batch * bytes_per_element(dtype)
+        return self.kv_bytes_per_position(dtype) * context * batch
 
     def __repr__(self):
         kind = "MLA" if self.mla else ("MHA" if self.group_size == 1 else f"GQA (group {self.group_size})")
