@@ -47,7 +47,10 @@ async def run_cells(cells, checks, job, emit):
                 try:
                     try:
                         await asyncio.wait_for(kernel.start(lambda pid: emit("kernel", pid=pid)), STARTUP_TIMEOUT)
-                    except (asyncio.TimeoutError, TimeoutError):  # a busy machine: one more try, fresh kernel
+                    # One more try, fresh kernel, fresh ports: on a busy machine (a timeout), or when the kernel
+                    # died at once (RuntimeError), as it does when another process took a port jupyter_client
+                    # picked for it before it could bind it (jupyter_client issue 487).
+                    except (asyncio.TimeoutError, TimeoutError, RuntimeError):
                         await kernel.stop()
                         await asyncio.wait_for(kernel.start(lambda pid: emit("kernel", pid=pid)), STARTUP_TIMEOUT)
                 except Exception as e:  # noqa: BLE001 - whatever stops a kernel, grading goes on
