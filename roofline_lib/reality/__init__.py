@@ -1,6 +1,9 @@
-"""Reality: published measurements of LLM inference (``records``) beside the course's bound for each.
+"""Reality: published measurements of LLM inference (``records``) beside the course's bound for each, the best
+estimate of each (``estimate``, term by term) and how good that estimate is (``fit``).
 """
 
+from . import estimate, fit
+from .estimate import Terms, estimate_terms
 from .records import (
     ACCEPTED_UNITS,
     MEASUREMENT_DIR,
@@ -18,6 +21,7 @@ from .records import (
 )
 
 __all__ = [
-    "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "load_measurements",
-    "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "published_measurements", "Record", "TIME_UNITS"
+    "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "estimate", "estimate_terms", "fit",
+    "load_measurements", "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "published_measurements",
+    "Record", "Terms", "TIME_UNITS",
 ]

@@ -31,8 +31,10 @@ from ..core.catalog import DATA_DIR, Entry, read_toml
 from ..core.dtypes import canonical_dtype
 from ..llm.steps import decode_step, prefill
 from ..roofline.bounds import estimate
-from ..specs.hardware import get_accelerator, list_accelerators
+from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
+from .ceilings import achieved_fractions, calibrated
+from .estimate import Terms, estimate_terms
 
 MEASUREMENT_DIR = DATA_DIR / "measurements"
 
@@ -85,6 +87,7 @@ class Record:
     compute_dtype: str = ""
     chips_per_replica: int = 0  # chips one copy of the model spans (data parallel); 0: all n_chips
     batch_limit: int = 0  # the engine's most sequences in flight per replica, where published; 0: none
+    system_tokens_per_s: float = 0.0  # output tokens/s of the whole system in the same run (a server's log), or 0
     parallelism: str = "none"
     quant_scheme: str = ""
     notes: str = ""
@@ -169,6 +172,7 @@ def _record(path, source, r):
     n_chips = whole("n_chips")
     per_replica = whole("chips_per_replica") if "chips_per_replica" in r else 0
     batch_limit = whole("batch_limit") if "batch_limit" in r else 0
+    same_run_rate = entry.figure("system_tokens_per_s", r["system_tokens_per_s"]) if "system_tokens_per_s" in r else 0.0
     if per_replica and n_chips % per_replica:
         fail("chips_per_replica", f"must divide n_chips ({n_chips}); got {per_replica}")
     if unit[0] == "rate" and measures == "request":
@@ -187,7 +191,7 @@ def _record(path, source, r):
         id=str(r["id"]), system=str(r["system"]), chip=get_accelerator(r["chip"]).name, n_chips=n_chips,
         model=get_model(r["model"]).name, weight_dtype=dtypes["weight_dtype"], kv_dtype=dtypes["kv_dtype"],
         batch=batch, prompt_len=prompt_len, output_len=output_len, chips_per_replica=per_replica,
-        batch_limit=batch_limit, measures=measures, value=float(value),
+        batch_limit=batch_limit, system_tokens_per_s=float(same_run_rate), measures=measures, value=float(value),
         unit=str(r["unit"]), per=per, quote=str(r["quote"]).strip(), source=source, compute_dtype=compute,
         parallelism=str(r.get("parallelism", "none")), quant_scheme=str(r.get("quant_scheme", "")),
         notes=str(r.get("notes", "")), source_file=str(path),
@@ -217,6 +221,18 @@ class Comparison:
     mbu: float  # bytes / measured_s / (chips x bandwidth), over the chips of one replica
     mfu: float  # FLOPs / measured_s / (chips x peak): t_math / measured_s
     bound: str  # which term binds the prediction: "compute" or "memory"
+    estimate_terms: Terms | None = None  # the best estimate, term by term (``reality.estimate``)
+    estimate_batch: int = 0  # the batch the estimate runs: the bound's, or a server's by Little's law
+
+    @property
+    def estimate_s(self):
+        """The best estimate of the measured seconds: the sum of ``estimate_terms``."""
+        return self.estimate_terms.total
+
+    @property
+    def estimate_error(self):
+        """estimate / measured - 1 (negative: the estimate is too fast)."""
+        return self.estimate_s / self.measured_s - 1
 
     @property
     def source(self):
@@ -262,31 +278,6 @@ def _largest_batch(rec):
     return batch
 
 
-def achieved_fractions(hw):
-    """(compute, bandwidth) shares of the datasheet peaks that published benchmarks reach on ``hw``:
-    its own ``[measured]`` ceilings where recorded, else the median over the chips that have them."""
-    hw = get_accelerator(hw)
-    measured = [hw] if hw.measured else [get_accelerator(n) for n in _chips_with_ceilings()]
-    compute = [c.measured["bf16"] / c.peak_flops("bf16") for c in measured]
-    memory = [c.measured["mem_bandwidth"] / c.mem_bandwidth for c in measured]
-    return float(np.median(compute)), float(np.median(memory))
-
-
-def calibrated(hw):
-    """``hw`` with every peak and its bandwidth scaled to what benchmarks reach (``achieved_fractions``)."""
-    hw = get_accelerator(hw)
-    compute, memory = achieved_fractions(hw)
-    return dataclasses.replace(
-        hw, name=f"{hw.name} (achieved)", aliases=(), measured={},
-        peak_flops_by_dtype={d: v * compute for d, v in hw.peak_flops_by_dtype.items()},
-        mem_bandwidth=hw.mem_bandwidth * memory,
-    )
-
-
-def _chips_with_ceilings():
-    return [n for n in list_accelerators() if get_accelerator(n).measured]
-
-
 def compare(rec):
     """One record against the course's lower bound for the same work (see the module docstring)."""
     chip = get_accelerator(rec.chip)
@@ -301,18 +292,34 @@ def compare(rec):
     measured = rec.measured_seconds(batch)
     t_math = t_mem = lower = at_achieved = 0.0
     achieved = calibrated(chip)
-    for work, weight in _steps(rec, batch):
+    steps = _steps(rec, batch)
+    for work, weight in steps:
         e = estimate(work, chip)
         t_math += weight * float(np.sum(e.t_math))
         t_mem += weight * float(np.sum(e.t_mem))
         lower += weight * float(np.sum(e.lower))
         at_achieved += weight * float(np.sum(estimate(work, achieved).lower))
     n = rec.replica_chips
+    in_flight = _in_flight(rec, measured)
+    if in_flight != batch:
+        steps = _steps(rec, in_flight)
     return Comparison(
         record=rec, batch=batch, measured_s=measured, predicted_lower_s=lower / n,
         calibrated_s=at_achieved / n, mbu=t_mem / (n * measured), mfu=t_math / (n * measured),
-        bound="compute" if t_math >= t_mem else "memory",
+        bound="compute" if t_math >= t_mem else "memory", estimate_terms=estimate_terms(rec, steps, in_flight),
+        estimate_batch=in_flight,
     )
+
+
+def _in_flight(rec, measured):
+    """Sequences a replica runs at once, for the estimate. A server's time per output token with the
+    system's token rate from the same run gives it by Little's law: in flight = rate per replica x time per
+    token (within the engine's limit). Otherwise the bound's batch."""
+    if rec.batch == "max" and rec.measures == "decode_step" and rec.system_tokens_per_s:
+        sequences = round(rec.system_tokens_per_s / rec.replicas * measured)
+        return max(1, min(sequences, rec.batch_limit or sequences))
+    return rec.batch if rec.batch != "max" else (min(_largest_batch(rec), rec.batch_limit or math.inf)
+                                                 if rec.measures == "throughput" else 1)
 
 
 def measured_vs_predicted(records=None):
