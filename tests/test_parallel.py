@@ -144,10 +144,11 @@ def test_bad_input_names_what_is_accepted():
 
 # pytorch-labs/gpt-fast README, tensor parallel on A100-80GB (power-limited to 330 W), batch 1, tokens/s:
 # Llama-2-7B 2/4/8 GPUs 168.84 / 254.02 / 328.43; Llama-2-70B 21.32 / 38.01 / 62.50;
-# Mixtral-8x7B (mixtral-moe/README.md, as recorded in data/measurements/gpt-fast.toml) 78.75 / 118.23 / 203.69
+# Mixtral-8x7B (mixtral-moe/README.md at meta-pytorch/gpt-fast 6ecad9b, the table as revised by 48328fb) 96.67 /
+# 155.35 / 227.82
 GPT_FAST_TP = {("Llama-2-7B", 2): 168.84, ("Llama-2-7B", 4): 254.02, ("Llama-2-7B", 8): 328.43,
                ("Llama-2-70B", 2): 21.32, ("Llama-2-70B", 4): 38.01, ("Llama-2-70B", 8): 62.50,
-               ("Mixtral-8x7B", 2): 78.75, ("Mixtral-8x7B", 4): 118.23, ("Mixtral-8x7B", 8): 203.69}
+               ("Mixtral-8x7B", 2): 96.67, ("Mixtral-8x7B", 4): 155.35, ("Mixtral-8x7B", 8): 227.82}
 
 
 def gpt_fast_tp_records():
