@@ -44,10 +44,68 @@ def test_decode_kernel_counts_by_hand():
     assert launch.decode_kernel_count("llama-2-13b") == 12 * 40 + 3
 
 
-def test_fusion_keeps_the_work():
-    eager = launch.decode_kernel_times("llama-3-8b", "H200", 4, 2048)
-    fused = launch.decode_kernel_times("llama-3-8b", "H200", 4, 2048, fused=True)
-    assert fused.sum() == pytest.approx(eager.sum()) and fused.size < eager.size
+def test_fusion_removes_the_folded_round_trips():
+    import roofline_lib as rl
+
+    eager = launch.decode_kernel_times("llama-3-8b", "H200", 64, 2048)
+    fused = launch.decode_kernel_times("llama-3-8b", "H200", 64, 2048, fused=True)
+    assert fused.size < eager.size and fused.sum() < eager.sum()
+    # what fusion saves at most: the memory time of the folded parts other than the cache write
+    step = rl.decode_step("llama-3-8b", 64, 2048)
+    hw = rl.get_accelerator("H200")
+    folded = sum(float(rl.estimate(p, hw).t_mem) for p in step.leaves()
+                 if not p.kind.kernel and p.kind.category != "KV cache")
+    assert 0 < eager.sum() - fused.sum() <= folded * (1 + 1e-9)
+
+
+def test_device_gap_by_hand():
+    # launches end at 5 and 10 us; kernels of 1 and 2 us; a 1 us gap: 5-6, then max(10, 6 + 1) = 10-12
+    t = launch.simulate_queue([1e-6, 2e-6], 5e-6, device_gap=1e-6)
+    np.testing.assert_allclose(t.start, [5e-6, 10e-6])
+    # launched at once (no CPU cost), the gap sets the pace: 0-1, 2-4
+    t = launch.simulate_queue([1e-6, 2e-6], 0.0, device_gap=1e-6)
+    np.testing.assert_allclose(t.end, [1e-6, 4e-6])
+
+
+def test_graph_by_hand():
+    # one 2.5 us replay, then 1, 2, 3 us kernels 5 us apart: 2.5 + 6 + 2 x 5 = 18.5 us
+    t = launch.simulate_graph([1e-6, 2e-6, 3e-6])
+    assert t.total == pytest.approx(18.5e-6)
+    assert t.idle == pytest.approx(12.5e-6)
+
+
+def test_eager_kernel_count_by_hand():
+    # gpt-fast's model.py per layer: 2 norms x 8, QKV 1, RoPE 2 x 9, cache write 2, attention 4, output 1,
+    # 2 residual adds, w1 and w3, silu and the product, w2 = 49; once: embedding, final norm 8, LM head, 10 extras
+    t = launch.eager_kernel_times("llama-2-7b", "A100", 1, 100)
+    assert t.size == 49 * 32 + 1 + 8 + 1 + 10
+    assert t.sum() == pytest.approx(launch.decode_kernel_times("llama-2-7b", "A100", 1, 100).sum())
+
+
+def test_gpt_fast_eager_and_compiled_within_a_quarter():
+    # PyTorch blog "Accelerating Generative AI with PyTorch II: GPT, Fast": 7B at batch 1 on a 330 W A100-80GB,
+    # eager 25.5 tok/s, torch.compile + static KV cache (CUDA graphs) 107.0 tok/s; mid-generation context ~105
+    from roofline_lib.reality import calibrated
+
+    a100 = calibrated("A100")
+    eager = launch.simulate_queue(launch.eager_kernel_times("llama-2-7b", a100, 1, 105),
+                                  launch.EAGER_CPU_PER_KERNEL_S, device_gap=launch.STREAM_BOUNDARY_S).total
+    compiled = launch.simulate_graph(launch.decode_kernel_times("llama-2-7b", a100, 1, 105, fused=True)).total
+    assert 1 / eager == pytest.approx(25.5, rel=0.25)
+    assert 1 / compiled == pytest.approx(107.0, rel=0.25)
+    assert eager / compiled == pytest.approx(107.0 / 25.5, rel=0.25)
+    # and graphs alone, without fusion, stay above the roofline time by their 387 boundaries
+    unfused = launch.decode_kernel_times("llama-2-7b", a100, 1, 105)
+    assert launch.simulate_graph(unfused).total > unfused.sum() + 387 * 4.9e-6
+
+
+@pytest.mark.parametrize("chip, itl", [("H100", 8e-3), ("H200", 6e-3)])
+def test_tensorrt_llm_time_between_tokens_within_a_quarter(chip, itl):
+    # TensorRT-LLM v0.14 behind Triton, Llama-3.1-8B bf16 at batch 1 (data/measurements): fused kernels in a graph
+    from roofline_lib.reality import calibrated
+
+    t = launch.simulate_graph(launch.decode_kernel_times("llama-3-8b", calibrated(chip), 1, 467 + 128, fused=True))
+    assert t.total == pytest.approx(itl, rel=0.25)
 
 
 def test_moe_refused():

@@ -22,10 +22,10 @@ def _decode_launch_bound(model="llama-3-8b", chip="H200", context=4096):
     return float(estimate(decode_step(model, 1, context), get_accelerator(chip)).lower) / decode_kernel_count(model)
 
 
-def _fused_graph_launch_time(model="llama-3-8b", graph_launch=70e-6 / 80):
+def _fused_graph_boundary_time(model="llama-3-8b", boundary=5e-6):
     from ..measure.launch import decode_kernel_count
 
-    return decode_kernel_count(model, fused=True) * graph_launch
+    return decode_kernel_count(model, fused=True) * boundary
 
 
 def _h100_flat_region(launch=5e-6):
@@ -82,9 +82,10 @@ QUESTIONS = [
     Question("08.decode_launch_bound", "Launch cost per kernel above which a Llama-3-8B decode step (batch 1, "
              "context 4096) on an H200 SXM is launch-bound.", _decode_launch_bound, rtol=0.03, unit="s",
              hints=("the step's roofline time divided by its number of kernels",)),
-    Question("08.fused_graph_launch_time", "CPU launch time of one fused Llama-3-8B decode step replayed as a CUDA "
-             "graph at 70/80 us per kernel.", _fused_graph_launch_time, rtol=0.03, unit="s",
-             hints=("fused kernels per step x the graph's cost per kernel",)),
+    Question("08.fused_graph_boundary_time", "Device time the kernel boundaries of one fused Llama-3-8B decode step "
+             "cost when it is replayed as a CUDA graph, at 5 us per boundary.", _fused_graph_boundary_time, rtol=0.03,
+             unit="s", hints=("a graph removes the CPU's launches, not the device's boundaries: fused kernels per "
+                              "step x 5 us",)),
     Question("08.fewer_kernels", "Which remedy makes fewer, larger kernels by folding operations together: "
              "'batching', 'fusion' or 'graphs'?", lambda: "fusion", kind="choice",
              choices=("batching", "fusion", "graphs"),

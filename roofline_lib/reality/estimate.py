@@ -30,15 +30,14 @@ import dataclasses
 import numpy as np
 
 from ..llm.parts import Sharding
+from ..measure.launch import GRAPH_BOUNDARY_S
 from ..roofline.bounds import estimate as roofline_estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 from .ceilings import calibrated
 
-# Hazy Research, "Look Ma, No Bubbles!" (2025-05-27): "even with an optimistic 5 us of stalling per kernel
-# (counting stragglers, kernel launch, and memory latencies)"; of it the bare launch gap they measured on an
-# H100 is ~2.1 us on a stream and ~1.3 us inside a CUDA graph.
-KERNEL_BOUNDARY_S = 5e-6
+# What a kernel boundary costs the device with CUDA graphs: 5 us (measure.launch, where it is sourced).
+KERNEL_BOUNDARY_S = GRAPH_BOUNDARY_S
 # NCCL's ring moves 2(n-1)/n of the message through each link, below the link's rate: an NCCL maintainer gives
 # "effective NVLink bandwidth of 370GB/s" on an H100 (NVIDIA/nccl-tests#212), 0.82 of its 450 GB/s per direction.
 RING_BANDWIDTH_SHARE = 0.8
