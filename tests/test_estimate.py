@@ -28,9 +28,9 @@ def test_batch_one_decode_terms_by_hand(comparisons):
 
 def test_tensor_parallel_allreduce_by_hand(comparisons):
     # 8 x A100 (300 GB/s per direction): 2 all-reduces per layer x 32 layers of one token's 4096 bf16
-    # activations, each 17 us + 2 (7/8) x 8192 B / (0.8 x 300 GB/s).
+    # activations, each 19 us + 2 (7/8) x 8192 B / (0.8 x 300 GB/s).
     terms = comparisons["gpt-fast-llama-2-7b-bf16-a100-tp8"].estimate_terms
-    assert terms.allreduce == pytest.approx(64 * (17e-6 + 2 * 7 / 8 * 8192 / (0.8 * 300e9)))
+    assert terms.allreduce == pytest.approx(64 * (19e-6 + 2 * 7 / 8 * 8192 / (0.8 * 300e9)))
 
 
 def test_int4_reads_its_weights_at_the_kernel_share(comparisons):
@@ -54,7 +54,8 @@ def test_fitted_on_is_the_fixed_half_of_the_records(comparisons):
     # added later may fall in the half: it is held out all the same, since it is not in FITTED_ON)
     assert set(E.FITTED_ON) <= set(comparisons)
     assert E.FITTED_ON == fit.fitting_half(E.FITTED_ON)
-    assert len(E.FITTED_ON) == 30
+    assert len(E.FITTED_ON) == 29
+    assert not set(E.FITTED_ON) & set(fit.RESERVED_FOR_EXERCISES)
 
 
 def test_held_out_error(comparisons):
@@ -66,7 +67,8 @@ def test_held_out_error(comparisons):
 def test_error_table_rows(comparisons):
     rows = fit.error_table(list(comparisons.values()))
     assert [r[0] for r in rows] == [*fit.KINDS, "all"]
-    assert rows[-1][1] == len(E.FITTED_ON) and rows[-1][3] == len(comparisons) - len(E.FITTED_ON)
+    reserved = len(fit.RESERVED_FOR_EXERCISES)
+    assert rows[-1][1] == len(E.FITTED_ON) and rows[-1][3] == len(comparisons) - len(E.FITTED_ON) - reserved
 
 
 def test_engines_by_system():

@@ -2,7 +2,7 @@
 estimate of each (``estimate``, term by term) and how good that estimate is (``fit``).
 """
 
-from . import estimate, fit
+from . import estimate
 from .estimate import Terms, estimate_terms
 from .records import (
     ACCEPTED_UNITS,
@@ -21,7 +21,7 @@ from .records import (
 )
 
 __all__ = [
-    "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "estimate", "estimate_terms", "fit",
+    "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "estimate", "estimate_terms",
     "load_measurements", "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "published_measurements",
     "Record", "Terms", "TIME_UNITS",
 ]

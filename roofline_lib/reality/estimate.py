@@ -19,8 +19,9 @@ peak, with compute and memory overlapped over the whole step. The estimate adds,
 - ``host``: an engine's per-step host work (scheduling, sampling, streaming) where it does not overlap;
 - ``request``: a server's per-request cost before the first token (queue, tokenising, the HTTP round trip).
 
-Constants marked *fitted* were fitted once by ``benchmarks/fit_estimate.py`` on the records named in
-``FITTED_ON`` only; every other record is held out, and the chapter reports the two errors apart.
+Constants marked *fitted* were fitted once (``python -m roofline_lib.reality.fit``) on the records named in
+``FITTED_ON`` only; every other record is held out, and the chapter reports the two errors apart. The form of
+the terms was chosen looking at all the records, so "held out" means held out from the fitted values only.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from .ceilings import calibrated
 
 # What a kernel boundary costs the device with CUDA graphs: 5 us (measure.launch, where it is sourced).
 KERNEL_BOUNDARY_S = GRAPH_BOUNDARY_S
-# NCCL's ring moves 2(n-1)/n of the message through each link, below the link's rate: an NCCL maintainer gives
-# "effective NVLink bandwidth of 370GB/s" on an H100 (NVIDIA/nccl-tests#212), 0.82 of its 450 GB/s per direction.
+# NCCL's ring moves 2(n-1)/n of the message through each link, below the link's rate: NCCL's own figure for an
+# NVLink is 20 GB/s per 25 GB/s A100 link and 20.6 per H100 link (src/graph/topo.h, SM80/SM90_NVLINK_BW), and an
+# NCCL maintainer gives "effective NVLink bandwidth of 370GB/s" on an H100 (NVIDIA/nccl-tests#212): 0.80-0.82.
 RING_BANDWIDTH_SHARE = 0.8
 # Share of the datasheet fp8 peak that fp8 matmuls reach in a serving engine (fitted): the published matmul
 # benchmarks behind ``records.calibrated`` are bf16 ones, and their share is not the fp8 kernels'.
@@ -80,17 +82,17 @@ class Engine:
 
 
 ENGINES = {
-    "gpt-fast": Engine("gpt-fast / torch.compile", 17e-6, 0.0, 0.0, "int8-mixed-mm", "tinygemm",
+    "gpt-fast": Engine("gpt-fast / torch.compile", 19e-6, 0.0, 0.0, "int8-mixed-mm", "tinygemm",
                        "all-reduce: PyTorch IntraNodeComm on an A100 hybrid cube mesh (ENABLE_INTRA_NODE_COMM=1), "
                        "fitted (pytorch#131739 reports 'around 17us' for it); CUDA graphs "
                        "(mode='reduce-overhead'), so no host cost per step"),
-    "TensorRT-LLM": Engine("TensorRT-LLM", 8e-6, 0.0, 0.0, "native", "marlin",
-                           "all-reduce: TensorRT-LLM's one-shot custom kernel, ~6-8 us on 8 x H100 for small "
-                           "messages (sglang PR #2904 measured 5.7-5.9 us for the TensorRT-LLM-derived kernel)"),
-    "TensorRT-LLM server": Engine("TensorRT-LLM behind a server (Triton, trtllm-serve)", 8e-6, 1.3e-3, 9e-3,
+    "TensorRT-LLM": Engine("TensorRT-LLM", 6e-6, 0.0, 0.0, "native", "marlin",
+                           "all-reduce: TensorRT-LLM's one-shot custom kernel for small messages: sglang PR #2904 "
+                           "measured 5.7-5.9 us for the TensorRT-LLM-derived kernel on 8 x H100"),
+    "TensorRT-LLM server": Engine("TensorRT-LLM behind a server (Triton, trtllm-serve)", 6e-6, 1.2e-3, 9e-3,
                                   "native", "marlin", "host step and request costs fitted (FITTED_ON)"),
     "other": Engine("an engine not described here (vLLM, SGLang ...)", 10e-6, 0.0, 0.0, "native", "marlin",
-                    "all-reduce: vLLM's custom kernel, ~9-10 us on 8 x H100 (sglang PR #2904)"),
+                    "all-reduce: vLLM's custom kernel, 9.3-10.1 us on 8 x H100 (sglang PR #2904)"),
 }
 
 
@@ -247,7 +249,6 @@ FITTED_ON = (
     "mlperf41-nvidia-h200x8-llama2-70b-server-tpot",
     "torchao-llama-2-7b-bf16-a100",
     "torchao-llama-2-7b-int8-a100",
-    "torchao-llama-3-8b-int4-a100",
     "trtllm-h200blog-llama-2-70b-fp8-h200-b512-128-128",
     "trtllm-v014-serve-llama-3.1-70b-h200-tp4-itl",
     "trtllm-v014-serve-llama-3.1-8b-h200-itl",
