@@ -44,7 +44,8 @@ _MOVED = {
     "microbench": "measure.microbench",
 }
 # names reachable as rl.<name> that live in a room loaded on first use
-_LAZY_NAMES = {"get_model": "specs.models", "list_models": "specs.models", "prefill": "llm.steps",
+_LAZY_NAMES = {"get_model": "specs.models", "list_models": "specs.models", "get_topology": "specs.topologies",
+               "list_topologies": "specs.topologies", "prefill": "llm.steps",
                "decode_step": "llm.steps", "measured_vs_predicted": "reality.records"}
 
 

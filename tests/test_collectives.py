@@ -92,11 +92,14 @@ def test_weight_gathered_crossover_is_where_bytes_are_equal():
 def test_nccl_latency_model_by_hand():
     import roofline_lib as rl
 
-    # NVIDIA/nccl src/graph/tuning.cc: ring LL baseLat 6.6 us, hwLat 0.6 us (NVLink) / 1.0 us (PCI) per step
+    # NVIDIA/nccl src/graph/tuning.cc: 16 kB on 8 GPUs is cheapest as a ring with LL: baseLat 6.6 us, hwLat
+    # 0.6 us per step over NVLink, at LL's half of NCCL's 0.8 share of 450 GB/s, times the ring's n / 2(n - 1)
     t = comms.allreduce_time_on("H100 SXM", "nvlink", 16384, 8)
-    assert t == pytest.approx(6.6e-6 + 14 * 0.6e-6 + 1.75 * 16384 / 450e9, rel=1e-12)
+    assert t == pytest.approx(6.6e-6 + 14 * 0.6e-6 + 16384 / (0.5 * 0.8 * 450e9 * 8 / 14), rel=1e-12)
+    # 1 MB on 4 A100s over PCIe Gen4 (32 GB/s per direction, NCCL's share 0.75): LL128's ring wins,
+    # 14 us + 6 x 2.5 us + 1 MB / (0.92 x 24 GB/s x 4/6) = 96.9 us (ring Simple 105.1, tree Simple 123.0, ring LL 137.6)
     t = comms.allreduce_time_on("A100", "pcie", 1e6, 4)
-    assert t == pytest.approx(6.6e-6 + 6 * 1.0e-6 + 1.5 * 1e6 / 32e9, rel=1e-12)
+    assert t == pytest.approx(14e-6 + 6 * 2.5e-6 + 1e6 / (0.92 * 0.75 * 32e9 * 4 / 6), rel=1e-12)
     assert comms.allreduce_time_on("A100", "nvlink", 1e6, 1) == 0
     assert comms.send_time_on("H100", "pcie", 64e9) == pytest.approx(6.6e-6 + 1e-6 + 1.0, rel=1e-12)
     assert comms.alltoall_bytes(800, 8) == 700
@@ -131,3 +134,59 @@ def test_link_figures_against_the_standards():
     assert rl.get_accelerator("A100 80GB SXM4").interconnect_bandwidth_per_direction == 12 * 25e9
     assert rl.get_accelerator("H100 SXM").interconnect_bandwidth_per_direction == 18 * 25e9
     assert rl.get_accelerator("H100 SXM").interconnect_bandwidth == 2 * 18 * 25e9
+
+
+def test_nccl_on_topologies_by_hand():
+    # DGX H100, 4 MiB on 8 GPUs: NVLS wins, 25 us + bytes / (370.8 GB/s x 0.85 x 2 x 8/14)
+    m = 4 * 2**20
+    c = comms.nccl_allreduce(m, 8, "DGX H100")
+    assert (c.algorithm, c.protocol) == ("nvls", "Simple")
+    assert c.seconds == pytest.approx(25e-6 + m / (370.8e9 * 0.85 * 2 * 8 / 14), rel=1e-12)
+    assert c.seconds == min(c.options.values())
+    # without NVLS (an A100 box) the same message takes LL128's ring: 14 + 14 x 1.9 us + m / (0.92 x 240 GB/s x 8/14)
+    a = comms.nccl_allreduce(m, 8, "HGX A100 8-GPU")
+    assert (a.algorithm, a.protocol) == ("ring", "LL128")
+    assert a.seconds == pytest.approx((14 + 14 * 1.9) * 1e-6 + m / (0.92 * 240e9 * 8 / 14), rel=1e-12)
+    # two DGX H100s: 16 GPUs, the NIC (50 GB/s, NCCL's 0.96 share) is the bus; a ring's 2 x 1 steps cross nodes
+    two = comms.nccl_allreduce(m, 16, "DGX H100").options
+    ring_simple = (8.4 + (30 - 2) * 3.4 + 2 * 14.0) * 1e-6 + m / (0.96 * 50e9 * 16 / 30)
+    assert two["ring", "Simple"] == pytest.approx(ring_simple, rel=1e-12)
+    tree_ll = (6.8 + 2 * (7 * 0.6 + 1 * 5.0)) * 1e-6 + m / (0.96 * 50e9 / 3.8 * 0.5)
+    assert two["tree", "LL"] == pytest.approx(tree_ll, rel=1e-12)
+    assert ("nvls", "Simple") not in two
+    assert comms.nccl_allreduce(m, 1, "DGX H100").seconds == 0
+
+
+def test_nccl_refuses_what_a_topology_cannot_hold():
+    with pytest.raises(ValueError, match="no scale-out NIC; at most 8"):
+        comms.nccl_allreduce(1e6, 16, "8 x PCIe Gen5 GPUs, two sockets")
+    with pytest.raises(ValueError, match="whole nodes of 8"):
+        comms.nccl_allreduce(1e6, 12, "DGX H100")
+    with pytest.raises(ValueError, match="unknown topology"):
+        comms.nccl_allreduce(1e6, 8, "DGX Z100")
+
+
+def test_custom_allreduce_one_and_two_shot_by_hand():
+    # vLLM's switch: one-shot below 256 KB on 8 GPUs (512 KB up to 4); one-shot reads every peer's whole buffer
+    assert comms.custom_allreduce_time(16384, 8, 450e9) == pytest.approx(5.8e-6 + 7 * 16384 / 450e9)
+    assert comms.custom_allreduce_time(400 * 1024, 4, 450e9) == pytest.approx(5.8e-6 + 3 * 400 * 1024 / 450e9)
+    two = 2 * 5.8e-6 + 2 * 7 / 8 * 400 * 1024 / 450e9
+    assert comms.custom_allreduce_time(400 * 1024, 8, 450e9) == pytest.approx(two)
+    with pytest.raises(ValueError, match="runs on 2, 4, 6, 8 GPUs, not 3"):
+        comms.custom_allreduce_time(1e3, 3, 450e9)
+
+
+def test_every_topology_figure_has_a_source():
+    import roofline_lib as rl
+    from roofline_lib.specs import topologies
+
+    for name in rl.list_topologies():
+        t = rl.get_topology(name)
+        assert t.bus_bandwidth > 0 and "bus_bandwidth_GBps" in t.sources
+        assert t.nic_bandwidth is None or "nic_GBps" in t.sources
+    raw = {"name": "x", "chip": "H100", "gpus_per_node": 8, "scale_up": "s", "link": "nvlink",
+           "bus_bandwidth_GBps": 100, "nic_GBps": 50, "sources": {"bus_bandwidth_GBps": "a datasheet"}}
+    with pytest.raises(ValueError, match="'nic_GBps' has no entry in \\[topology.sources\\]"):
+        topologies._topology(raw)
+    with pytest.raises(ValueError, match="'link' must be one of nvlink, pcie"):
+        topologies._topology(dict(raw, link="infiniband"))

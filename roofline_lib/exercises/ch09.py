@@ -30,7 +30,7 @@ def _crossover_13b():
 
 
 def _decode_bound_pcie():
-    return tp_decode_step("llama-2-70b", "H100 SXM", 64, 4096, 8, "pcie").bound
+    return tp_decode_step("llama-2-70b", "H100 PCIe", 64, 4096, 8, "8 x PCIe Gen5 GPUs, two sockets").bound
 
 
 def _pipeline_idle_share(n_stages=8, microbatches=3):
@@ -78,10 +78,12 @@ QUESTIONS = [
     Question("09.crossover_tokens_13b", "Tokens per step above which gathering Llama-2-13B's weights moves fewer "
              "bytes than moving activations (per layer).", _crossover_13b, unit="tokens",
              hints=("P_layer / (4 x hidden)",)),
-    Question("09.decode_bound_pcie", "Llama-2-70B bf16 decode on 8 x H100 SXM over PCIe, batch 64, context 4096 "
-             "(KV cache included): which term is largest, 'compute', 'memory' or 'communication'?",
+    Question("09.decode_bound_pcie", "Llama-2-70B bf16 decode on 8 x H100 PCIe in a two-socket PCIe box (the "
+             "topology '8 x PCIe Gen5 GPUs, two sockets': 22.2 GB/s of bus bandwidth, shared), batch 64, context "
+             "4096 (KV cache included): which term is largest, 'compute', 'memory' or 'communication'?",
              _decode_bound_pcie, kind="choice", choices=("compute", "memory", "communication"),
-             hints=("the KV cache of 64 sequences of 4096 positions is read every step too",)),
+             hints=("160 all-reduces of 64 tokens' activations (1 MiB each) at NCCL's best protocol on a shared "
+                    "22.2 GB/s, against 1/8 of the weights and KV cache at 2 TB/s",)),
     Question("09.pipeline_idle_share", "Predict: a decode server runs Llama-2-70B on 8 pipeline stages (8 x H100 SXM) "
              "and keeps 3 microbatches of 6 sequences in flight, step after step. What share of each chip's time "
              "is idle?", _pipeline_idle_share, rtol=0.01, unit="",
@@ -98,7 +100,8 @@ QUESTIONS = [
     Question("09.predict_allreduce_pcie", "Predict, then check: one all-reduce of one token's Llama-2-70B activations "
              "(8,192 bf16 values) on 8 x H100 SXM over PCIe, NCCL's latency model included. Within 5 % counts.",
              _decode_allreduce_pcie, rtol=0.05, unit="s",
-             hints=("6.6 us + 2(N - 1) steps x 1.0 us over PCIe, plus 2(N - 1)/N x 16 kB at 64 GB/s per direction",)),
+             hints=("NCCL's ring with its LL protocol: 6.6 us + 2(N - 1) steps x 1.0 us over PCIe, plus "
+                    "2(N - 1)/N x 16 kB at LL's half of NCCL's 0.75 share of 64 GB/s per direction",)),
     Question("09.design_chips_8k", "Design: the fewest A100 80GB SXM4 in tensor parallel ('2', '4', '8' or 'more than "
              "8') that hold 100 sequences of 8,192 positions of Llama-2-70B (bf16) inside vLLM's 0.9 share.",
              _fewest_chips_8k, kind="choice", choices=("2", "4", "8", "more than 8"),

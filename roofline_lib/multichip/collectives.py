@@ -5,6 +5,10 @@ direction** (datasheets add both directions: ``hw.interconnect_bandwidth_per_dir
 ``hw.host_link_bandwidth_per_direction``); ``link_bandwidth(hw, link)`` picks one for a chip, and the
 ``*_on(hw, link, ...)`` functions add NCCL's latency model for that link.
 
+``nccl_allreduce(message, n, topology)`` is NCCL's own cost model (rings and trees in its three protocols, NVLS
+in the switch, nodes linked by NICs) on a system of ``data/topologies.toml``; ``custom_allreduce_time`` the
+one-shot/two-shot kernels engines ship for small messages.
+
 Multi-chip steps of a model (``tp_decode_step``, ``tp_prefill`` ...) are built on these in ``parallel``.
 
 Conventions: ``n_chips`` chips in a ring; "bytes sent" is what each chip sends (it
@@ -13,10 +17,15 @@ receives as much); a message is the whole array being reduced or gathered.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
+
 import numpy as np
 
 from ..core.checks import non_negative, positive
 from ..specs.hardware import get_accelerator
+from ..specs.topologies import Topology, get_topology
 
 
 def _chips(n_chips):
@@ -145,10 +154,9 @@ def alltoall_bytes(per_chip_bytes, n_chips):
 LINKS = {"nvlink": "interconnect_bandwidth", "pcie": "host_link_bandwidth"}
 LINK_ALIASES = {"interconnect": "nvlink", "nvlink": "nvlink", "pcie": "pcie", "host": "pcie"}
 
-# NCCL's own cost model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel, as at upstream commit
-# b6475625): a collective by ring with the low-latency LL protocol costs baseLat 6.6 us plus hwLat per
-# ring step, 0.6 us over NVLink and 1.0 us over PCI; an all-reduce takes 2(n - 1) steps, an all-gather
-# n - 1. (NCCL 2.7's table had 3.6 us and 0.47 us: the figures are NCCL's estimates and change with it.)
+# The ring-LL figures of NCCL's model below, kept by name: 6.6 us per collective, 0.6 us per step over NVLink
+# and 1.0 over PCIe. Point-to-point sends and all-to-alls (``send_time_on``, ``alltoall_time_on``) borrow them:
+# NCCL's tuner models neither, so those two are this course's assumption, not NCCL's.
 NCCL_BASE_LATENCY = 6.6e-6
 NCCL_STEP_LATENCY = {"nvlink": 0.6e-6, "pcie": 1.0e-6}
 
@@ -173,8 +181,10 @@ def link_bandwidth(hw, link):
 
 
 def allreduce_time_on(hw, link, message_bytes, n_chips):
-    """A ring all-reduce of ``message_bytes`` over n of ``hw``'s chips on ``link``, by NCCL's model:
-    baseLat + 2(n - 1) x hwLat + 2(n - 1)/n x message / per-direction bandwidth; 0 on one chip."""
+    """An all-reduce of ``message_bytes`` over n of ``hw``'s chips on ``link`` (one node, each chip with its own
+    link), by NCCL's model: the cheapest of rings and trees in LL, LL128 and Simple, at NCCL's own share of the
+    per-direction bandwidth (``NCCL_LINK_SHARE``). No NVLS and no shared switches: a system's wiring is a
+    topology (``nccl_allreduce``). ``link`` may also be a Topology; 0 on one chip."""
     return allreduce_time_on_unchecked(hw, link, positive("message_bytes", message_bytes), int(_chips(n_chips)))
 
 
@@ -182,20 +192,26 @@ def allreduce_time_on_unchecked(hw, link, message_bytes, n):
     """``allreduce_time_on`` for checked sizes (what ``parallel`` calls)."""
     if n == 1:
         return 0.0 * np.asarray(message_bytes, float) if np.ndim(message_bytes) else 0.0
+    if isinstance(link, Topology):
+        return allreduce_time_on_topology_unchecked(link, message_bytes, n)
     key = canonical_link(link)
-    return NCCL_BASE_LATENCY + _ring_allreduce_time(message_bytes, n, link_bandwidth(hw, key), NCCL_STEP_LATENCY[key])
+    options = _nccl_options(message_bytes, n, NCCL_LINK_SHARE[key] * link_bandwidth(hw, key), key)
+    result = functools.reduce(np.minimum, options.values())
+    return result.item() if np.ndim(result) == 0 else result
 
 
 def send_time_on(hw, link, nbytes):
-    """One point-to-point send of ``nbytes`` to the next chip (a pipeline stage's activations):
-    baseLat + one step's hwLat + bytes / per-direction bandwidth."""
+    """One point-to-point send of ``nbytes`` to the next chip (a pipeline stage's activations), by this
+    course's assumption (NCCL's tuner does not model sends): ring-LL's 6.6 us + one step's hwLat + bytes /
+    per-direction bandwidth."""
     key = canonical_link(link)
     return NCCL_BASE_LATENCY + transfer_time(nbytes, link_bandwidth(hw, key), NCCL_STEP_LATENCY[key])
 
 
 def alltoall_time_on(hw, link, per_chip_bytes, n_chips):
-    """An all-to-all (expert parallelism's dispatch or combine): each chip sends
-    ``alltoall_bytes`` through its one link, paying baseLat + (n - 1) x hwLat; 0 on one chip."""
+    """An all-to-all (expert parallelism's dispatch or combine): each chip sends ``alltoall_bytes`` through its
+    one link, paying 6.6 us + (n - 1) x ring-LL's hwLat (this course's assumption: NCCL's tuner does not model
+    all-to-all); 0 on one chip."""
     n = int(_chips(n_chips))
     if n == 1:
         return 0.0
@@ -204,10 +220,143 @@ def alltoall_time_on(hw, link, per_chip_bytes, n_chips):
                                              (n - 1) * NCCL_STEP_LATENCY[key])
 
 
+# ---------------------------------------------------------------- NCCL's cost model, as NCCL has it
+
+# NVIDIA/nccl src/graph/tuning.cc at 5067397 (2.30.7), ncclTopoTuneModel: for every algorithm and protocol NCCL
+# predicts time = latency + bytes / algorithm bandwidth, and runs the cheapest. Protocols: LL (8-byte flags,
+# lowest latency, half the bandwidth), LL128 (128-byte lines), Simple (large chunks, full bandwidth).
+NCCL_PROTOCOLS = ("LL", "LL128", "Simple")
+# baseLatencies (us): a fixed cost per collective, by algorithm and protocol; NVLS has none (its hwLat is all)
+NCCL_BASE_LATENCY_US = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0)}
+# hwLatencies (us): per step of a ring, per hop of a tree, or the whole of NVLS, by the link under it
+NCCL_HW_LATENCY_US = {
+    "nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4), "nvls": (0.0, 0.0, 25.0)},
+    "pcie": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
+    "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)},
+}
+# the share of the bus bandwidth each protocol keeps (tuning.cc "model refinements", all-reduce on one node):
+# ring LL x .5, ring LL128 x 0.92, tree Simple x .92, tree LL x 1/3.8, tree LL128 x 7/9 (120/128 across nodes)
+NCCL_BUS_SHARE = {("ring", "LL"): 0.5, ("ring", "LL128"): 0.92, ("ring", "Simple"): 1.0,
+                  ("tree", "LL"): 1 / 3.8, ("tree", "LL128"): 7 / 9, ("tree", "Simple"): 0.92}
+# NCCL's own bandwidth for a link, as a share of the per-direction datasheet figure (src/graph/topo.h):
+# SM80/SM90/SM100_NVLINK_BW 20.0 / 20.6 / 40.1 GB/s per 25 / 25 / 50 GB/s link; PCI_BW 12 for a Gen3 x16's
+# 16 GB/s (assumed to carry to later generations)
+NCCL_LINK_SHARE = {"nvlink": 0.8, "pcie": 0.75}
+# a scale-out NIC: NET_BW 12.0 for 100 Gbit/s (12.5 GB/s)
+NCCL_NET_SHARE = 0.96
+
+
+@dataclasses.dataclass(frozen=True)
+class NcclChoice:
+    """NCCL's predicted time of one all-reduce for each (algorithm, protocol) it may run, and its pick."""
+
+    seconds: float
+    algorithm: str
+    protocol: str
+    options: dict  # (algorithm, protocol) -> predicted seconds
+
+
+def _nccl_options(message, n, bus, link, nodes=1, nic=None, nvls=0.0, ll_max=None):
+    """(algorithm, protocol) -> predicted seconds of an all-reduce of ``message`` bytes over ``n`` GPUs in
+    ``nodes`` nodes; ``bus`` the per-GPU bus bandwidth inside a node, ``nic`` per GPU between nodes (byte/s)."""
+    message = np.asarray(message, float)
+    per_node = n // nodes
+    steps = 2 * (n - 1)
+    inter_steps = 2 * (nodes - 1)
+    if nodes > 1:
+        bus = min(bus, NCCL_NET_SHARE * nic)
+    options = {}
+    for i, proto in enumerate(NCCL_PROTOCOLS):
+        intra = NCCL_HW_LATENCY_US[link]["ring"][i]
+        inter = NCCL_HW_LATENCY_US["net"]["ring"][i]
+        ring_lat = NCCL_BASE_LATENCY_US["ring"][i] + (steps - inter_steps) * intra + inter_steps * inter
+        ring_bus = bus * NCCL_BUS_SHARE["ring", proto]
+        if proto == "LL" and ll_max and nodes == 1:
+            ring_bus = min(ring_bus, ll_max)
+        options["ring", proto] = ring_lat * 1e-6 + message / (ring_bus * n / steps)
+        tree_lat = NCCL_BASE_LATENCY_US["tree"][i] + 2 * ((per_node - 1) * NCCL_HW_LATENCY_US[link]["tree"][i]
+                                                        + math.log2(nodes) * NCCL_HW_LATENCY_US["net"]["tree"][i])
+        share = NCCL_BUS_SHARE["tree", proto] if not (proto == "LL128" and nodes > 1) else 120 / 128
+        options["tree", proto] = tree_lat * 1e-6 + message / (bus * share * 0.5)
+    if nvls and nodes == 1 and link == "nvlink":
+        # NVLS: the switch reduces; NCCL doubles its bus bandwidth for an all-reduce, latency is hwLat alone
+        options["nvls", "Simple"] = NCCL_HW_LATENCY_US["nvlink"]["nvls"][2] * 1e-6 + message / (
+            bus * nvls * 2 * n / steps)
+    return options
+
+
+def nccl_allreduce(message_bytes, n_gpus, topology):
+    """NCCL's own prediction of an all-reduce of ``message_bytes`` over ``n_gpus`` GPUs of ``topology`` (a name
+    from ``data/topologies.toml`` or a Topology): as many nodes as it takes, rings and trees in each protocol,
+    NVLS where the switch has it; the cheapest wins (``NcclChoice``). One GPU: nothing to do."""
+    t = get_topology(topology)
+    n = int(_chips(n_gpus))
+    message = float(positive("message_bytes", message_bytes))
+    if n == 1:
+        return NcclChoice(0.0, "none", "none", {})
+    options = _topology_options(t, message, n)
+    (alg, proto), seconds = min(options.items(), key=lambda kv: float(kv[1]))
+    return NcclChoice(float(seconds), alg, proto, {k: float(v) for k, v in options.items()})
+
+
+def _topology_options(t, message, n):
+    nodes = math.ceil(n / t.gpus_per_node)
+    if nodes > 1:
+        if t.nic_bandwidth is None:
+            raise ValueError(f"{n} GPUs need {nodes} nodes of {t.name} ({t.gpus_per_node} each), and its data "
+                             f"gives no scale-out NIC; at most {t.gpus_per_node} GPUs")
+        if n % t.gpus_per_node:
+            raise ValueError(f"{n} GPUs do not fill whole nodes of {t.gpus_per_node} ({t.name}): give a multiple")
+    return _nccl_options(message, n, t.bus_bandwidth, t.link, nodes, t.nic_bandwidth, t.nvls_efficiency,
+                         t.ll_max_bandwidth)
+
+
+def allreduce_time_on_topology_unchecked(t, message_bytes, n):
+    """The cheapest of NCCL's options for checked sizes (vectorised over ``message_bytes``); 0 on one GPU."""
+    if n == 1:
+        return 0.0 * np.asarray(message_bytes, float) if np.ndim(message_bytes) else 0.0
+    result = functools.reduce(np.minimum, _topology_options(t, message_bytes, n).values())
+    return result.item() if np.ndim(result) == 0 else result
+
+
+# ---------------------------------------------------------------- engines' own small-message all-reduce
+
+# vLLM csrc/custom_all_reduce.cuh: one-shot (each GPU reads every peer's buffer and reduces) while
+# (world_size <= 4 and bytes < 512 KB) or (world_size <= 8 and bytes < 256 KB), else two-shot (a reduce-scatter
+# and an all-gather through peer memory); world sizes 2, 4, 6, 8; every pair of GPUs must be NVLink-connected.
+CUSTOM_ALLREDUCE_WORLD_SIZES = (2, 4, 6, 8)
+# sglang PR #2904, 8 x H100, no CUDA graph: 5.7-5.9 us for the TensorRT-LLM-derived kernel at 512 B-4 KB
+# (vLLM's kernel: 9.3-10.1 us): the fixed cost of one shot.
+CUSTOM_ALLREDUCE_LATENCY_S = 5.8e-6
+
+
+def custom_allreduce_time(message_bytes, n_gpus, link_bandwidth, latency=CUSTOM_ALLREDUCE_LATENCY_S):
+    """An engine's custom all-reduce over an all-to-all NVLink node (byte/s per GPU and direction):
+    one-shot = latency + (n - 1) x message / bandwidth (every peer's whole buffer read) below vLLM's thresholds,
+    else two-shot = 2 x latency + 2 (n - 1)/n x message / bandwidth. ValueError for a world size it refuses."""
+    n = int(_chips(n_gpus))
+    if n == 1:
+        return 0.0
+    if n not in CUSTOM_ALLREDUCE_WORLD_SIZES:
+        raise ValueError(f"custom all-reduce runs on {', '.join(map(str, CUSTOM_ALLREDUCE_WORLD_SIZES))} GPUs, "
+                         f"not {n}; NCCL's (nccl_allreduce) runs on any")
+    message = positive("message_bytes", message_bytes)
+    bandwidth = positive("link_bandwidth (byte/s, per direction)", link_bandwidth)
+    latency = non_negative("latency (s)", latency)
+    message = np.asarray(message, float)
+    one_shot = (message < 512 * 1024) if n <= 4 else (message < 256 * 1024)
+    result = np.where(one_shot, latency + (n - 1) * message / bandwidth,
+                      2 * latency + 2 * (n - 1) / n * message / bandwidth)
+    return result.item() if result.ndim == 0 else result
+
+
 __all__ = [
-    "allgather_bytes", "allreduce_time_on", "allreduce_time_on_unchecked", "alltoall_bytes", "alltoall_time_on",
-    "canonical_link", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes", "NCCL_BASE_LATENCY",
-    "NCCL_STEP_LATENCY", "reduce_scatter_bytes", "ring_allreduce_bytes", "ring_allreduce_bytes_unchecked",
-    "ring_allreduce_steps", "ring_allreduce_time", "send_time_on", "tensor_parallel_matmul_bytes", "transfer_time",
-    "weight_gathered_crossover_tokens", "weight_gathered_layer_bytes",
+    "allgather_bytes", "allreduce_time_on", "allreduce_time_on_topology_unchecked", "allreduce_time_on_unchecked",
+    "alltoall_bytes", "alltoall_time_on", "canonical_link", "CUSTOM_ALLREDUCE_LATENCY_S", "custom_allreduce_time",
+    "CUSTOM_ALLREDUCE_WORLD_SIZES", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes",
+    "nccl_allreduce", "NCCL_BASE_LATENCY", "NCCL_BASE_LATENCY_US", "NCCL_BUS_SHARE", "NCCL_HW_LATENCY_US",
+    "NCCL_LINK_SHARE", "NCCL_NET_SHARE", "NCCL_PROTOCOLS", "NCCL_STEP_LATENCY", "NcclChoice", "reduce_scatter_bytes",
+    "ring_allreduce_bytes", "ring_allreduce_bytes_unchecked", "ring_allreduce_steps", "ring_allreduce_time",
+    "send_time_on", "tensor_parallel_matmul_bytes", "transfer_time", "weight_gathered_crossover_tokens",
+    "weight_gathered_layer_bytes",
 ]

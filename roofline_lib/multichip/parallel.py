@@ -37,6 +37,7 @@ from ..llm.steps import decode_step_unchecked, prefill_unchecked
 from ..roofline.bounds import estimate
 from ..specs.hardware import Accelerator
 from ..specs.models import get_model
+from ..specs.topologies import Topology, get_topology, list_topologies
 from . import collectives
 
 TERMS = ("compute", "memory", "communication")
@@ -134,8 +135,24 @@ class MultiChipEstimate:
 def _common(model, hw, n_chips, link, options, name="n_chips"):
     """The checked Setup of a multi-chip call, and its link."""
     s = setup(model, hw, n_chips=n_chips, **options)
-    collectives.link_bandwidth(s.hw, link)  # refuses an unknown link or a chip without one
+    if isinstance(link, Topology):
+        if s.n_chips > link.gpus_per_node and link.nic_bandwidth is None:
+            raise ValueError(f"{link.name} holds {link.gpus_per_node} GPUs and its data gives no scale-out NIC; "
+                             f"n_chips must be at most {link.gpus_per_node}, got {s.n_chips}")
+    else:
+        collectives.link_bandwidth(s.hw, link)  # refuses an unknown link or a chip without one
     return s, s.n_chips
+
+
+def _link(link):
+    """'nvlink' / 'pcie' (or an alias) as given, or the Topology a name or alias names."""
+    if isinstance(link, Topology) or (isinstance(link, str) and link.strip().lower() in collectives.LINK_ALIASES):
+        return link
+    try:
+        return get_topology(link)
+    except ValueError:
+        raise ValueError(f"unknown link {link!r}; known: 'nvlink', 'pcie', or a topology: "
+                         f"{', '.join(list_topologies())}") from None
 
 
 def _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction, reserved_bytes):
@@ -178,8 +195,9 @@ def _tp(s, work, tokens, kv_bytes, n, link, kind):
     per_allreduce = collectives.allreduce_time_on_unchecked(hw, link, message, n)
     layers = 2 * m.num_layers
     return MultiChipEstimate(
-        name=f"{m.name} {kind}, tensor parallel over {n} x {hw.name} ({link})", hw=hw, strategy="tensor",
-        n_chips=n, link=link, tokens=tokens, t_math=t_math, t_mem=t_mem, t_comm=layers * per_allreduce,
+        name=f"{m.name} {kind}, tensor parallel over {n} x {hw.name} ({getattr(link, 'name', link)})", hw=hw,
+        strategy="tensor", n_chips=n, link=getattr(link, "name", link), tokens=tokens, t_math=t_math, t_mem=t_mem,
+        t_comm=layers * per_allreduce,
         comm_bytes=layers * collectives.ring_allreduce_bytes_unchecked(message, n),
         memory_per_chip=m.weight_bytes(s.dt.weight) / n + kv_bytes / ways, usable_memory=s.usable)
 
@@ -195,6 +213,7 @@ def tp_decode_step(model, hw, batch, context, n_chips, link="nvlink", *, weight_
     FLOPs; t_comm: 2 ring all-reduces per layer of the [batch, hidden] activations in
     ``compute_dtype`` (the weights' dtype does not change them), timed by ``collectives.allreduce_time_on``.
     Vectorised over batch and context."""
+    link = _link(link)
     s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
                                                        reserved_bytes))
     batch, context = positive("batch", batch, integer=True), positive("context", context, integer=True)
@@ -207,6 +226,7 @@ def tp_prefill(model, hw, batch, prompt_len, n_chips, link="nvlink", *, weight_d
                compute_dtype="bf16", usable_fraction=1.0, reserved_bytes=0.0):
     """The prefill of ``batch`` prompts of ``prompt_len`` tokens under tensor parallelism: the same
     split as ``tp_decode_step``, with all-reduces of [batch x prompt_len, hidden]. Vectorised."""
+    link = _link(link)
     s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
                                                        reserved_bytes))
     batch, prompt_len = positive("batch", batch, integer=True), positive("prompt_len", prompt_len, integer=True)

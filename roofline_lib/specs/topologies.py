@@ -1,0 +1,85 @@
+"""Topologies: how the GPUs of one node are wired (NVSwitch, PCIe switches, a rack-scale NVLink domain) and what
+links nodes together, as data (``data/topologies.toml``), every figure with its source.
+
+    t = rl.specs.get_topology("DGX H100")
+    t.bus_bandwidth, t.gpus_per_node, t.nic_bandwidth     # byte/s per GPU and direction; GPUs; byte/s or None
+
+``multichip.collectives.nccl_allreduce`` times an all-reduce on one by NCCL's own cost model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..core.catalog import DATA_DIR, Entry, read_toml
+from .hardware import get_accelerator
+
+TOPOLOGY_FILE = DATA_DIR / "topologies.toml"
+LINK_KINDS = ("nvlink", "pcie")
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+    """One multi-GPU system. Bandwidths in byte/s, per GPU and per direction."""
+
+    name: str
+    chip: str
+    gpus_per_node: int
+    scale_up: str
+    link: str  # "nvlink" or "pcie": which of NCCL's latency rows the node's links use
+    bus_bandwidth: float  # what a large all-reduce reaches inside a node (NCCL's Simple protocol)
+    nvls_efficiency: float = 0.0  # NCCL's share for in-switch reduction (NVLS); 0: none
+    ll_max_bandwidth: float | None = None  # NCCL's cap on its LL protocol's bus bandwidth, one node
+    nic_bandwidth: float | None = None  # the scale-out NIC per GPU; None: not given (one node only)
+    aliases: tuple = ()
+    sources: dict = dataclasses.field(default_factory=dict)
+
+
+def _topology(raw):
+    entry = Entry(raw, f"{TOPOLOGY_FILE.name} (topology {raw.get('name', '?')!r})")
+    entry.require(("name", "chip", "gpus_per_node", "scale_up", "link", "bus_bandwidth_GBps", "sources"))
+    if raw["link"] not in LINK_KINDS:
+        entry.fail("link", f"must be one of {', '.join(LINK_KINDS)}; got {raw['link']!r}")
+    try:
+        chip = get_accelerator(raw["chip"]).name
+    except ValueError as exc:
+        entry.fail("chip", f"is not known: {exc}")
+    sources = raw["sources"]
+    for field in ("bus_bandwidth_GBps", "nvls_efficiency", "nccl_ll_max_GBps", "nic_GBps"):
+        if field in raw and field not in sources and not (field == "nvls_efficiency" and raw[field] == 0):
+            entry.fail(field, "has no entry in [topology.sources]: every figure carries its source")
+
+    def gbps(field):
+        return entry.figure(field, raw[field]) * 1e9 if field in raw else None
+
+    nvls = raw.get("nvls_efficiency", 0.0)
+    if not (isinstance(nvls, (int, float)) and 0 <= nvls < 1):
+        entry.fail("nvls_efficiency", f"must be a share in [0, 1); got {nvls!r}")
+    gpus = entry.figure("gpus_per_node", raw["gpus_per_node"], integer=True)
+    return Topology(name=raw["name"], chip=chip, gpus_per_node=gpus, scale_up=raw["scale_up"], link=raw["link"],
+                    bus_bandwidth=gbps("bus_bandwidth_GBps"), nvls_efficiency=float(nvls),
+                    ll_max_bandwidth=gbps("nccl_ll_max_GBps"), nic_bandwidth=gbps("nic_GBps"),
+                    aliases=tuple(raw.get("aliases", ())), sources=dict(sources))
+
+
+def list_topologies():
+    """Names of the topologies in ``data/topologies.toml``."""
+    return [t.name for t in _all()]
+
+
+def _all():
+    return [_topology(raw) for raw in read_toml(TOPOLOGY_FILE).get("topology", [])]
+
+
+def get_topology(name):
+    """A ``Topology`` by name or alias (case-insensitive); a Topology passes through."""
+    if isinstance(name, Topology):
+        return name
+    key = str(name).strip().lower()
+    for t in _all():
+        if key == t.name.lower() or key in (a.lower() for a in t.aliases):
+            return t
+    raise ValueError(f"unknown topology {name!r}; known: {', '.join(list_topologies())}")
+
+
+__all__ = ["get_topology", "LINK_KINDS", "list_topologies", "Topology", "TOPOLOGY_FILE"]
