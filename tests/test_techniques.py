@@ -107,4 +107,13 @@ def test_disaggregated_by_hand():
     step = serving.request("llama-2-7b", "H200", 64, 512, 128).tpot
     assert d.decode_chips == pytest.approx(10 * 128 * step / 64)
     assert d.kv_bytes == 512 * 2**19
-    assert d.kv_transfer_s == pytest.approx(512 * 2**19 / 450e9)  # NVLink 900 GB/s both ways -> 450 one way
+    # by default the pools are separate nodes: the KV cache crosses a 400 Gb/s NIC (50 GB/s)
+    assert d.kv_transfer_s == pytest.approx(512 * 2**19 / 50e9)
+    assert d.ttft == pytest.approx(t_pre + 512 * 2**19 / 50e9) and d.tpot == pytest.approx(step)
+    nvlink = serving.disaggregated("llama-2-7b", "H100", "H200", rate=10, prompt_len=512, output_len=128,
+                                   decode_batch=64, link_bandwidth=450e9)  # one NVLink domain: 900 GB/s both ways
+    assert nvlink.kv_transfer_s == pytest.approx(512 * 2**19 / 450e9)
+    # a colocated server on the same chips: its steps share the time with the prefills
+    share = d.prefill_chips / (d.prefill_chips + d.decode_chips)
+    assert d.colocated_mean_tpot == pytest.approx(step / (1 - share))
+    assert d.colocated_worst_tpot == pytest.approx(step + t_pre)

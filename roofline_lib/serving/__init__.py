@@ -1,8 +1,10 @@
 """Serving whole requests: the closed-form sums over a generation's decode steps (``decode_sums``),
 TTFT, TPOT, throughput and cost, continuous batching and SLOs (``requests``), and the serving techniques as
-arithmetic (``techniques``: paged KV, chunked prefill, speculative decoding, prefix caching, disaggregation).
+arithmetic (``techniques``: paged KV, chunked prefill, speculative decoding, prefix caching, disaggregation), and the
+wait before a prefill as the arrival rate rises (``queueing``).
 """
 
+from . import queueing
 from .decode_sums import decode_lines, decode_time, sum_max_affine, weight_bytes_read
 from .requests import (
     SECONDS_PER_HOUR,
@@ -35,7 +37,8 @@ from .techniques import (
 )
 
 __all__ = [
-    "batch_for_rate", "BatchingComparison", "best_batch_under_slo", "capacity", "chunked_prefill", "continuous",
+    "batch_for_rate", "BatchingComparison", "queueing", "best_batch_under_slo", "capacity", "chunked_prefill",
+    "continuous",
     "continuous_unchecked", "ContinuousBatching", "cost_per_million", "decode_lines", "decode_time",
     "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated", "expected_tokens_per_verify", "kv_fit", "KVFit",
     "MixedStep", "prefix_cache", "PrefixCache", "request", "request_unchecked", "RequestEstimate",

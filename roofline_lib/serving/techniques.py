@@ -27,6 +27,7 @@ from ..llm.setup import setup
 from ..llm.steps import decode_step_unchecked, extend_step_unchecked, prefill_unchecked
 from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload
+from ..specs.topologies import get_topology
 from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
 from .requests import SECONDS_PER_HOUR
 
@@ -290,7 +291,31 @@ class Disaggregated:
 
     @property
     def tpot(self):
+        """Time per output token: the decode step alone, no prefill ever runs on a decode chip."""
         return self.t_step
+
+    @property
+    def ttft(self):
+        """Time to first token without a queue: the prefill, then the KV cache's transfer (an upper end: engines
+        send it layer by layer while the prefill runs, and can hide most of it)."""
+        return self.t_prefill + self.kv_transfer_s
+
+    @property
+    def prefill_share(self):
+        """The share of the busy chips' time that is prefill: what a colocated server on the same chips would
+        take away from its decoders."""
+        return self.prefill_chips / (self.prefill_chips + self.decode_chips)
+
+    @property
+    def colocated_mean_tpot(self):
+        """A colocated server's mean time per output token: the same steps, stretched by the prefills that share
+        the chips (t_step / (1 - prefill_share))."""
+        return self.t_step / (1 - self.prefill_share)
+
+    @property
+    def colocated_worst_tpot(self):
+        """A colocated server's worst step without chunked prefill: a whole prompt's prefill between two steps."""
+        return self.t_step + self.t_prefill
 
     def cost_per_second(self, prefill_price_per_hour, decode_price_per_hour):
         """Cost of the chips in use per second, at the given prices per chip-hour."""
@@ -298,11 +323,17 @@ class Disaggregated:
                 + positive("decode_price_per_hour", decode_price_per_hour) * self.decode_chips) / SECONDS_PER_HOUR
 
 
+# the default link between a prefill pool and a decode pool: the scale-out NIC of this system
+KV_LINK_TOPOLOGY = "DGX H100"
+
+
 def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, decode_batch, *, prefill_batch=1,
                   link_bandwidth=None, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """Prefill on ``prefill_hw`` chips (``prefill_batch`` prompts per pass), decode on ``decode_hw`` chips each
     holding ``decode_batch`` sequences, for ``rate`` requests per second. ``link_bandwidth`` (bytes/s, one
-    direction) carries each request's KV cache between them (default: the prefill chip's interconnect)."""
+    direction) carries each request's KV cache between the pools; the default is what separates them in practice,
+    RDMA between nodes: one 400 Gb/s NIC per GPU, as a DGX H100 has (``data/topologies.toml``). Pass the chip's
+    ``interconnect_bandwidth_per_direction`` for pools inside one NVLink domain."""
     pre = setup(model, prefill_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     dec = setup(pre.model, decode_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     m = pre.model
@@ -315,7 +346,7 @@ def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, de
     t_step = decode_time_unchecked(dec, decode_batch, prompt_len, output_len) / output_len
     kv = m.kv_bytes_per_position(pre.dt.kv) * prompt_len
     bw = positive("link_bandwidth", link_bandwidth) if link_bandwidth is not None \
-        else pre.hw.interconnect_bandwidth_per_direction
+        else get_topology(KV_LINK_TOPOLOGY).nic_bandwidth
     need = memory_required_unchecked(m, decode_batch, np.asarray(prompt_len) + output_len, pre.dt.weight, pre.dt.kv)
     return Disaggregated(pre.hw.name, dec.hw.name, t_pre, t_step, decode_batch, rate * t_pre,
                          rate * output_len * t_step / np.asarray(decode_batch), kv, kv / bw,
