@@ -93,13 +93,15 @@ def test_nccl_latency_model_by_hand():
     import roofline_lib as rl
 
     # NVIDIA/nccl src/graph/tuning.cc: 16 kB on 8 GPUs is cheapest as a ring with LL: baseLat 6.6 us, hwLat
-    # 0.6 us per step over NVLink, at LL's half of NCCL's 0.8 share of 450 GB/s, times the ring's n / 2(n - 1)
+    # 0.6 us per step over NVLink, at LL's half of NCCL's 20.6 GB/s per 25 GB/s H100 link (0.824 x 450 GB/s),
+    # times the ring's n / 2(n - 1)
     t = comms.allreduce_time_on("H100 SXM", "nvlink", 16384, 8)
-    assert t == pytest.approx(6.6e-6 + 14 * 0.6e-6 + 16384 / (0.5 * 0.8 * 450e9 * 8 / 14), rel=1e-12)
-    # 1 MB on 4 A100s over PCIe Gen4 (32 GB/s per direction, NCCL's share 0.75): LL128's ring wins,
-    # 14 us + 6 x 2.5 us + 1 MB / (0.92 x 24 GB/s x 4/6) = 96.9 us (ring Simple 105.1, tree Simple 123.0, ring LL 137.6)
+    assert t == pytest.approx(6.6e-6 + 14 * 0.6e-6 + 16384 / (0.5 * 0.824 * 450e9 * 8 / 14), rel=1e-12)
+    assert comms.nccl_link_share("A100", "nvlink") == pytest.approx(0.8)
+    # 1 MB on 4 A100s over PCIe Gen4 (32 GB/s per direction, NCCL's 24): no LL128 over PCIe; the ring's Simple wins,
+    # 8.4 us + 6 x 5.7 us + 1 MB / (24 GB/s x 4/6) = 105.1 us (ring LL 137.6 us, tree Simple 213 us)
     t = comms.allreduce_time_on("A100", "pcie", 1e6, 4)
-    assert t == pytest.approx(14e-6 + 6 * 2.5e-6 + 1e6 / (0.92 * 0.75 * 32e9 * 4 / 6), rel=1e-12)
+    assert t == pytest.approx(8.4e-6 + 6 * 5.7e-6 + 1e6 / (0.75 * 32e9 * 4 / 6), rel=1e-12)
     assert comms.allreduce_time_on("A100", "nvlink", 1e6, 1) == 0
     assert comms.send_time_on("H100", "pcie", 64e9) == pytest.approx(6.6e-6 + 1e-6 + 1.0, rel=1e-12)
     assert comms.alltoall_bytes(800, 8) == 700
@@ -137,21 +139,23 @@ def test_link_figures_against_the_standards():
 
 
 def test_nccl_on_topologies_by_hand():
-    # DGX H100, 4 MiB on 8 GPUs: NVLS wins, 25 us + bytes / (370.8 GB/s x 0.85 x 2 x 8/14)
+    # DGX H100, 4 MiB on 8 GPUs: NVLS wins, 25 us + bytes / (476 GB/s of NVLS bus bandwidth x 8/14)
     m = 4 * 2**20
     c = comms.nccl_allreduce(m, 8, "DGX H100")
     assert (c.algorithm, c.protocol) == ("nvls", "Simple")
-    assert c.seconds == pytest.approx(25e-6 + m / (370.8e9 * 0.85 * 2 * 8 / 14), rel=1e-12)
+    assert c.seconds == pytest.approx(25e-6 + m / (476e9 * 8 / 14), rel=1e-12)
     assert c.seconds == min(c.options.values())
     # without NVLS (an A100 box) the same message takes LL128's ring: 14 + 14 x 1.9 us + m / (0.92 x 240 GB/s x 8/14)
     a = comms.nccl_allreduce(m, 8, "HGX A100 8-GPU")
     assert (a.algorithm, a.protocol) == ("ring", "LL128")
     assert a.seconds == pytest.approx((14 + 14 * 1.9) * 1e-6 + m / (0.92 * 240e9 * 8 / 14), rel=1e-12)
-    # two DGX H100s: 16 GPUs, the NIC (50 GB/s, NCCL's 0.96 share) is the bus; a ring's 2 x 1 steps cross nodes
+    # two DGX H100s: 16 GPUs, the NIC (50 GB/s, 48 through its PCIe link) is the bus; a ring's 2 x 1 steps cross
+    # nodes; Simple's latency x 1.4 (the ring's plateau); a tree's LL at .92/3.8 of the bus, capped at 39 GB/s,
+    # halved, and x 0.7 (treeCorrectionFactor for LL at log2(4 MiB / 64) = 16)
     two = comms.nccl_allreduce(m, 16, "DGX H100").options
-    ring_simple = (8.4 + (30 - 2) * 3.4 + 2 * 14.0) * 1e-6 + m / (0.96 * 50e9 * 16 / 30)
+    ring_simple = 1.4 * (8.4 + (30 - 2) * 3.4 + 2 * 14.0) * 1e-6 + m / (0.96 * 50e9 * 16 / 30)
     assert two["ring", "Simple"] == pytest.approx(ring_simple, rel=1e-12)
-    tree_ll = (6.8 + 2 * (7 * 0.6 + 1 * 5.0)) * 1e-6 + m / (0.96 * 50e9 / 3.8 * 0.5)
+    tree_ll = (6.8 + 2 * (7 * 0.6 + 1 * 5.0)) * 1e-6 + m / (min(48e9 * 0.92 / 3.8, 39e9) * 0.5 * 0.7)
     assert two["tree", "LL"] == pytest.approx(tree_ll, rel=1e-12)
     assert ("nvls", "Simple") not in two
     assert comms.nccl_allreduce(m, 1, "DGX H100").seconds == 0

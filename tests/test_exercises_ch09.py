@@ -13,9 +13,9 @@ HAND = {
     "09.nvlink_allreduce_time": 2 * (8 - 1) / 8 * 64e6 / 450e9,       # one direction's bandwidth
     # Llama-2-13B (no GQA): 4 h^2 (q, k, v, o) + 3 h x 13,824 (gate, up, down) per layer, over 4 h
     "09.crossover_tokens_13b": (4 * 5120**2 + 3 * 5120 * 13_824) / (4 * 5120),
-    # 8 x H100 PCIe, shared 22.2 GB/s: an all-reduce of 64 x 8192 x 2 B = 1 MiB is cheapest as NCCL's ring LL128,
-    # 14 + 14 x 2.5 us + 1 MiB / (0.92 x 22.2 GB/s x 8/14) = 138.8 us; x 160 = 22.2 ms against the memory term:
-    # (137.96e9 / 8 + 64 x 4096 x 327,680 B / 8) / 2.0 TB/s = 14.0 ms
+    # 8 x H100 PCIe, shared 22.2 GB/s: an all-reduce of 64 x 8192 x 2 B = 1 MiB is cheapest as NCCL's ring with
+    # Simple (no LL128 over PCIe), 8.4 + 14 x 5.7 us + 1 MiB / (22.2 GB/s x 8/14) = 170.8 us; x 160 = 27.3 ms against
+    # the memory term: (137.96e9 / 8 + 64 x 4096 x 327,680 B / 8) / 2.0 TB/s = 14.0 ms
     "09.decode_bound_pcie": "communication",
     "09.pipeline_idle_share": 5 / 8,            # steady state: a round of max(8, 3) slots, the chip works in 3
     # dispatch and combine, 32 layers, 64 / 8 = 8 tokens per chip, top-2 of h = 4,096 in bf16, 7 / 8 off the chip

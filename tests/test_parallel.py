@@ -27,8 +27,8 @@ def test_llama_2_70b_tensor_parallel_on_8_h100_by_hand():
         other = parallel.tp_decode_step("llama-2-70b", "H100 SXM", 1, 4096, 8, weight_dtype=dtype)
         assert other.t_comm == e.t_comm and other.t_mem < e.t_mem
     # 2 all-reduces per layer of one token's 8192 bf16 activations: NCCL's cheapest option, its ring with LL
-    # (bytes at LL's half of NCCL's 0.8 share of the link)
-    per_allreduce = NCCL_BASE + 14 * NCCL_NVLINK + 2 * 7 / 8 * H70 * 2 / (0.5 * 0.8 * H100_NVLINK)
+    # (bytes at LL's half of NCCL's 20.6 GB/s per 25 GB/s H100 link)
+    per_allreduce = NCCL_BASE + 14 * NCCL_NVLINK + 2 * 7 / 8 * H70 * 2 / (0.5 * 0.824 * H100_NVLINK)
     assert e.t_comm == pytest.approx(2 * L70 * per_allreduce, rel=1e-12)
     assert e.comm_bytes == pytest.approx(2 * L70 * 2 * 7 / 8 * H70 * 2, rel=1e-12)
     assert e.memory_per_chip == pytest.approx((weights + kv) / 8, rel=1e-12)
@@ -37,10 +37,11 @@ def test_llama_2_70b_tensor_parallel_on_8_h100_by_hand():
 
 def test_pcie_decode_at_batch_64_is_communication_bound():
     # by hand: weights + 64 x 4096 positions of KV over 8 chips, against 160 PCIe all-reduces of [64, 8192]: 1 MiB
-    # each, cheapest as NCCL's ring with LL128: 14 us + 14 x 2.5 us + 1.75 x 1 MiB at 0.92 x NCCL's 0.75 x 64 GB/s
+    # each, cheapest as NCCL's ring with LL (no LL128 over PCIe): 6.6 + 14 x 1.0 us + 1.75 x 1 MiB at LL's half of
+    # NCCL's 0.75 x 64 GB/s
     kv = 64 * 4096 * L70 * 2 * KV70 * 2
     t_mem = (2 * P70 + kv) / 8 / H100_BW
-    t_comm = 2 * L70 * (14e-6 + 14 * 2.5e-6 + 1.75 * 64 * H70 * 2 / (0.92 * 0.75 * H100_PCIE))
+    t_comm = 2 * L70 * (NCCL_BASE + 14 * NCCL_PCI + 1.75 * 64 * H70 * 2 / (0.5 * 0.75 * H100_PCIE))
     e = parallel.tp_decode_step("llama-2-70b", "H100 SXM", 64, 4096, 8, "pcie")
     assert e.t_comm == pytest.approx(t_comm, rel=1e-12)
     # the step also reads and writes the [64, ...] activations (norms and residuals on every chip): a little more

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 
 import numpy as np
 
@@ -169,6 +170,17 @@ def canonical_link(link):
     return key
 
 
+def nccl_link_share(hw, link):
+    """The share of ``hw``'s per-direction ``link`` bandwidth NCCL counts on: by NVLink generation where the chip's
+    data names it ('NVLink4 (18 links)': 20.6 / 25), else ``NCCL_LINK_SHARE``."""
+    key = canonical_link(link)
+    if key == "nvlink":
+        found = re.search(r"NVLink\s*(\d)", get_accelerator(hw).interconnect or "")
+        if found and int(found.group(1)) in NCCL_NVLINK_SHARE:
+            return NCCL_NVLINK_SHARE[int(found.group(1))]
+    return NCCL_LINK_SHARE[key]
+
+
 def link_bandwidth(hw, link):
     """Bandwidth of one direction of ``hw``'s NVLink (interconnect) or PCIe (host) link, byte/s: the chip's
     ``interconnect_bandwidth_per_direction`` or ``host_link_bandwidth_per_direction`` (the one home of the
@@ -195,7 +207,7 @@ def allreduce_time_on_unchecked(hw, link, message_bytes, n):
     if isinstance(link, Topology):
         return allreduce_time_on_topology_unchecked(link, message_bytes, n)
     key = canonical_link(link)
-    options = _nccl_options(message_bytes, n, NCCL_LINK_SHARE[key] * link_bandwidth(hw, key), key)
+    options = _nccl_options(message_bytes, n, nccl_link_share(hw, key) * link_bandwidth(hw, key), key)
     result = functools.reduce(np.minimum, options.values())
     return result.item() if np.ndim(result) == 0 else result
 
@@ -224,7 +236,8 @@ def alltoall_time_on(hw, link, per_chip_bytes, n_chips):
 
 # NVIDIA/nccl src/graph/tuning.cc at 5067397 (2.30.7), ncclTopoTuneModel: for every algorithm and protocol NCCL
 # predicts time = latency + bytes / algorithm bandwidth, and runs the cheapest. Protocols: LL (8-byte flags,
-# lowest latency, half the bandwidth), LL128 (128-byte lines), Simple (large chunks, full bandwidth).
+# lowest latency, half the bandwidth), LL128 (128-byte lines), Simple (large chunks, full bandwidth). Left out:
+# CollNet, NVLS-tree and PAT, per-channel caps (NCCL's channel counts are not modelled) and the tree pattern factor.
 NCCL_PROTOCOLS = ("LL", "LL128", "Simple")
 # baseLatencies (us): a fixed cost per collective, by algorithm and protocol; NVLS has none (its hwLat is all)
 NCCL_BASE_LATENCY_US = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0)}
@@ -234,15 +247,31 @@ NCCL_HW_LATENCY_US = {
     "pcie": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7)},
     "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)},
 }
-# the share of the bus bandwidth each protocol keeps (tuning.cc "model refinements", all-reduce on one node):
-# ring LL x .5, ring LL128 x 0.92, tree Simple x .92, tree LL x 1/3.8, tree LL128 x 7/9 (120/128 across nodes)
-NCCL_BUS_SHARE = {("ring", "LL"): 0.5, ("ring", "LL128"): 0.92, ("ring", "Simple"): 1.0,
-                  ("tree", "LL"): 1 / 3.8, ("tree", "LL128"): 7 / 9, ("tree", "Simple"): 0.92}
-# NCCL's own bandwidth for a link, as a share of the per-direction datasheet figure (src/graph/topo.h):
-# SM80/SM90/SM100_NVLINK_BW 20.0 / 20.6 / 40.1 GB/s per 25 / 25 / 50 GB/s link; PCI_BW 12 for a Gen3 x16's
-# 16 GB/s (assumed to carry to later generations)
-NCCL_LINK_SHARE = {"nvlink": 0.8, "pcie": 0.75}
-# a scale-out NIC: NET_BW 12.0 for 100 Gbit/s (12.5 GB/s)
+# the share of the bus bandwidth each protocol keeps (tuning.cc "model refinements", all-reduce): ring LL x .5
+# (capped at llMaxBw), ring LL128 x .92; a tree's all-reduce x .92 first, then LL x 1/3.8 (capped), LL128 x 7/9 on
+# one node and 120/128 across nodes
+NCCL_RING_SHARE = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
+NCCL_TREE_SHARE = {"LL": 0.92 / 3.8, "LL128": 0.92 * 7 / 9, "Simple": 0.92}
+NCCL_TREE_LL128_SHARE_NODES = 0.92 * 120 / 128
+# ncclTopoGetAlgoTime's treeCorrectionFactor[protocol][log2(bytes / 64)] for tree all-reduces (LL, LL128, Simple)
+NCCL_TREE_CORRECTION = {
+    "LL": (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0),
+    "LL128": (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0),
+    "Simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9),
+}
+# across nodes: llMaxBws' x86/Intel row, 39.0 GB/s on 2 nodes and 20.4 on more; getNetOverhead's 1.0 us (Intel;
+# AMD 2.0), tripled for Simple, as a ring step's least latency; and a multi-node ring's Simple latency x 1.4 (the
+# "plateau effect of ring", applied once bytes / (channels x ranks) >= 64: here from 64 x 32 channels x ranks)
+NCCL_LL_MAX_NODES = {2: 39.0e9, 4: 20.4e9}
+NCCL_NET_OVERHEAD_US = 1.0
+NCCL_RING_PLATEAU = 1.4
+# NCCL's own bandwidth for a link, as a share of the per-direction datasheet figure: NVLink per topo.h's
+# SM80/SM90/SM100_NVLINK_BW, 20.0 / 20.6 / 40.1 GB/s per 25 / 25 / 50 GB/s link (NVLink 3 / 4 / 5); PCIe per topo.cc,
+# width x speed / 80 (Gen4 x16: 24 of 32 GB/s, Gen5 x16: 48 of 64)
+NCCL_NVLINK_SHARE = {3: 20.0 / 25, 4: 20.6 / 25, 5: 40.1 / 50}
+NCCL_LINK_SHARE = {"nvlink": 0.8, "pcie": 0.75}  # nvlink: when the generation is not in the chip's data
+# a scale-out NIC: NCCL takes its speed (400 Gb/s = 50 GB/s), and the path through the NIC's own PCIe Gen5 x16
+# (48 GB/s by the rule above) bounds it: 0.96
 NCCL_NET_SHARE = 0.96
 
 
@@ -256,32 +285,51 @@ class NcclChoice:
     options: dict  # (algorithm, protocol) -> predicted seconds
 
 
-def _nccl_options(message, n, bus, link, nodes=1, nic=None, nvls=0.0, ll_max=None):
+def _tree_correction(message, proto):
+    """treeCorrectionFactor at log2(bytes / 64), 1 outside its 23 entries."""
+    table = np.array(NCCL_TREE_CORRECTION[proto] + (1.0,))
+    log_size = np.floor(np.log2(np.maximum(np.asarray(message, float), 1) / 64))
+    index = np.where((log_size >= 0) & (log_size < 23), log_size, 23).astype(int)
+    return table[index]
+
+
+def _nccl_options(message, n, bus, link, nodes=1, nic=None, nvls_bus=None, ll_max=None):
     """(algorithm, protocol) -> predicted seconds of an all-reduce of ``message`` bytes over ``n`` GPUs in
-    ``nodes`` nodes; ``bus`` the per-GPU bus bandwidth inside a node, ``nic`` per GPU between nodes (byte/s)."""
+    ``nodes`` nodes, by NCCL's tuner; ``bus`` is NCCL's bus bandwidth inside a node, ``nic`` the NIC per GPU,
+    ``nvls_bus`` NVLS's bus bandwidth where the switch reduces (byte/s). LL128 runs over NVLink only, as NCCL
+    enables it (typeIntra <= PATH_NVB)."""
     message = np.asarray(message, float)
     per_node = n // nodes
     steps = 2 * (n - 1)
     inter_steps = 2 * (nodes - 1)
     if nodes > 1:
         bus = min(bus, NCCL_NET_SHARE * nic)
+        ll_max = NCCL_LL_MAX_NODES[2 if nodes == 2 else 4]
     options = {}
     for i, proto in enumerate(NCCL_PROTOCOLS):
+        if proto == "LL128" and link != "nvlink":
+            continue
         intra = NCCL_HW_LATENCY_US[link]["ring"][i]
-        inter = NCCL_HW_LATENCY_US["net"]["ring"][i]
-        ring_lat = NCCL_BASE_LATENCY_US["ring"][i] + (steps - inter_steps) * intra + inter_steps * inter
-        ring_bus = bus * NCCL_BUS_SHARE["ring", proto]
-        if proto == "LL" and ll_max and nodes == 1:
+        if nodes > 1:
+            intra = max(intra, NCCL_NET_OVERHEAD_US * (3 if proto == "Simple" else 1))
+        ring_lat = (NCCL_BASE_LATENCY_US["ring"][i] + (steps - inter_steps) * intra
+                    + inter_steps * NCCL_HW_LATENCY_US["net"]["ring"][i]) * 1e-6
+        if proto == "Simple" and nodes > 1:
+            ring_lat = np.where(message / (32 * n) >= 64, ring_lat * NCCL_RING_PLATEAU, ring_lat)
+        ring_bus = bus * NCCL_RING_SHARE[proto]
+        if proto == "LL" and ll_max:
             ring_bus = min(ring_bus, ll_max)
-        options["ring", proto] = ring_lat * 1e-6 + message / (ring_bus * n / steps)
-        tree_lat = NCCL_BASE_LATENCY_US["tree"][i] + 2 * ((per_node - 1) * NCCL_HW_LATENCY_US[link]["tree"][i]
-                                                        + math.log2(nodes) * NCCL_HW_LATENCY_US["net"]["tree"][i])
-        share = NCCL_BUS_SHARE["tree", proto] if not (proto == "LL128" and nodes > 1) else 120 / 128
-        options["tree", proto] = tree_lat * 1e-6 + message / (bus * share * 0.5)
-    if nvls and nodes == 1 and link == "nvlink":
-        # NVLS: the switch reduces; NCCL doubles its bus bandwidth for an all-reduce, latency is hwLat alone
-        options["nvls", "Simple"] = NCCL_HW_LATENCY_US["nvlink"]["nvls"][2] * 1e-6 + message / (
-            bus * nvls * 2 * n / steps)
+        options["ring", proto] = ring_lat + message / (ring_bus * n / steps)
+        tree_lat = (NCCL_BASE_LATENCY_US["tree"][i] + 2 * ((per_node - 1) * NCCL_HW_LATENCY_US[link]["tree"][i]
+                                                         + math.log2(nodes) * NCCL_HW_LATENCY_US["net"]["tree"][i]))
+        share = NCCL_TREE_LL128_SHARE_NODES if (proto == "LL128" and nodes > 1) else NCCL_TREE_SHARE[proto]
+        tree_bus = bus * share
+        if proto == "LL" and ll_max:
+            tree_bus = min(tree_bus, ll_max)
+        options["tree", proto] = tree_lat * 1e-6 + message / (tree_bus * 0.5 * _tree_correction(message, proto))
+    if nvls_bus and nodes == 1 and link == "nvlink":
+        # NVLS: the switch reduces; its latency is hwLat alone (25 us), its bandwidth its own graph's
+        options["nvls", "Simple"] = NCCL_HW_LATENCY_US["nvlink"]["nvls"][2] * 1e-6 + message / (nvls_bus * n / steps)
     return options
 
 
@@ -307,7 +355,7 @@ def _topology_options(t, message, n):
                              f"gives no scale-out NIC; at most {t.gpus_per_node} GPUs")
         if n % t.gpus_per_node:
             raise ValueError(f"{n} GPUs do not fill whole nodes of {t.gpus_per_node} ({t.name}): give a multiple")
-    return _nccl_options(message, n, t.bus_bandwidth, t.link, nodes, t.nic_bandwidth, t.nvls_efficiency,
+    return _nccl_options(message, n, t.bus_bandwidth, t.link, nodes, t.nic_bandwidth, t.nvls_bus_bandwidth,
                          t.ll_max_bandwidth)
 
 
@@ -344,7 +392,8 @@ def custom_allreduce_time(message_bytes, n_gpus, link_bandwidth, latency=CUSTOM_
     bandwidth = positive("link_bandwidth (byte/s, per direction)", link_bandwidth)
     latency = non_negative("latency (s)", latency)
     message = np.asarray(message, float)
-    one_shot = (message < 512 * 1024) if n <= 4 else (message < 256 * 1024)
+    # two GPUs always one-shot; up to 4 below 512 KB; up to 8 below 256 KB
+    one_shot = True if n == 2 else (message < 512 * 1024) if n <= 4 else (message < 256 * 1024)
     result = np.where(one_shot, latency + (n - 1) * message / bandwidth,
                       2 * latency + 2 * (n - 1) / n * message / bandwidth)
     return result.item() if result.ndim == 0 else result
@@ -354,9 +403,11 @@ __all__ = [
     "allgather_bytes", "allreduce_time_on", "allreduce_time_on_topology_unchecked", "allreduce_time_on_unchecked",
     "alltoall_bytes", "alltoall_time_on", "canonical_link", "CUSTOM_ALLREDUCE_LATENCY_S", "custom_allreduce_time",
     "CUSTOM_ALLREDUCE_WORLD_SIZES", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes",
-    "nccl_allreduce", "NCCL_BASE_LATENCY", "NCCL_BASE_LATENCY_US", "NCCL_BUS_SHARE", "NCCL_HW_LATENCY_US",
-    "NCCL_LINK_SHARE", "NCCL_NET_SHARE", "NCCL_PROTOCOLS", "NCCL_STEP_LATENCY", "NcclChoice", "reduce_scatter_bytes",
-    "ring_allreduce_bytes", "ring_allreduce_bytes_unchecked", "ring_allreduce_steps", "ring_allreduce_time",
-    "send_time_on", "tensor_parallel_matmul_bytes", "transfer_time", "weight_gathered_crossover_tokens",
+    "nccl_allreduce", "NCCL_BASE_LATENCY", "NCCL_BASE_LATENCY_US", "NCCL_HW_LATENCY_US", "NCCL_LINK_SHARE",
+    "nccl_link_share", "NCCL_LL_MAX_NODES", "NCCL_NET_OVERHEAD_US", "NCCL_NET_SHARE", "NCCL_NVLINK_SHARE",
+    "NCCL_PROTOCOLS", "NCCL_RING_PLATEAU", "NCCL_RING_SHARE", "NCCL_STEP_LATENCY", "NCCL_TREE_CORRECTION",
+    "NCCL_TREE_LL128_SHARE_NODES", "NCCL_TREE_SHARE", "NcclChoice", "reduce_scatter_bytes", "ring_allreduce_bytes",
+    "ring_allreduce_bytes_unchecked", "ring_allreduce_steps", "ring_allreduce_time", "send_time_on",
+    "tensor_parallel_matmul_bytes", "transfer_time", "weight_gathered_crossover_tokens",
     "weight_gathered_layer_bytes",
 ]

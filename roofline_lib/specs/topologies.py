@@ -27,8 +27,8 @@ class Topology:
     gpus_per_node: int
     scale_up: str
     link: str  # "nvlink" or "pcie": which of NCCL's latency rows the node's links use
-    bus_bandwidth: float  # what a large all-reduce reaches inside a node (NCCL's Simple protocol)
-    nvls_efficiency: float = 0.0  # NCCL's share for in-switch reduction (NVLS); 0: none
+    bus_bandwidth: float  # NCCL's bus bandwidth inside a node (its link figure, or a measured large all-reduce's)
+    nvls_bus_bandwidth: float | None = None  # NVLS's bus bandwidth (the switch reduces); None: no NVLS
     ll_max_bandwidth: float | None = None  # NCCL's cap on its LL protocol's bus bandwidth, one node
     nic_bandwidth: float | None = None  # the scale-out NIC per GPU; None: not given (one node only)
     aliases: tuple = ()
@@ -45,19 +45,16 @@ def _topology(raw):
     except ValueError as exc:
         entry.fail("chip", f"is not known: {exc}")
     sources = raw["sources"]
-    for field in ("bus_bandwidth_GBps", "nvls_efficiency", "nccl_ll_max_GBps", "nic_GBps"):
-        if field in raw and field not in sources and not (field == "nvls_efficiency" and raw[field] == 0):
+    for field in ("bus_bandwidth_GBps", "nvls_bus_GBps", "nccl_ll_max_GBps", "nic_GBps"):
+        if field in raw and field not in sources:
             entry.fail(field, "has no entry in [topology.sources]: every figure carries its source")
 
     def gbps(field):
         return entry.figure(field, raw[field]) * 1e9 if field in raw else None
 
-    nvls = raw.get("nvls_efficiency", 0.0)
-    if not (isinstance(nvls, (int, float)) and 0 <= nvls < 1):
-        entry.fail("nvls_efficiency", f"must be a share in [0, 1); got {nvls!r}")
     gpus = entry.figure("gpus_per_node", raw["gpus_per_node"], integer=True)
     return Topology(name=raw["name"], chip=chip, gpus_per_node=gpus, scale_up=raw["scale_up"], link=raw["link"],
-                    bus_bandwidth=gbps("bus_bandwidth_GBps"), nvls_efficiency=float(nvls),
+                    bus_bandwidth=gbps("bus_bandwidth_GBps"), nvls_bus_bandwidth=gbps("nvls_bus_GBps"),
                     ll_max_bandwidth=gbps("nccl_ll_max_GBps"), nic_bandwidth=gbps("nic_GBps"),
                     aliases=tuple(raw.get("aliases", ())), sources=dict(sources))
 
