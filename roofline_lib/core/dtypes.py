@@ -2,7 +2,10 @@
 
 import typing
 
-# Bytes per element as stored in memory. int4 packs two values per byte.
+# Bytes per element as stored in memory. int4 packs two values per byte. The block-scaled formats count their
+# scales: NVFP4 is 4-bit E2M1 values with one FP8 (E4M3) scale per 16 (plus one FP32 scale per tensor, a rounding
+# error); MXFP4 and MXFP8 (OCP Microscaling) one 8-bit power-of-two (E8M0) scale per 32. "fp4" is FP4 as a compute
+# format (the tensor cores' rate), its values alone.
 BYTES_PER_ELEMENT = {
     "fp64": 8,
     "fp32": 4,
@@ -12,7 +15,13 @@ BYTES_PER_ELEMENT = {
     "fp8": 1,
     "int8": 1,
     "int4": 0.5,
+    "fp4": 0.5,
+    "nvfp4": 0.5 + 1 / 16,
+    "mxfp4": 0.5 + 1 / 32,
+    "mxfp8": 1 + 1 / 32,
 }
+# The tensor-core format a stored format computes in, where the chip has it (fp8 for fp8, fp4 for the FP4 formats).
+COMPUTE_FORMAT = {"fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "fp4": "fp4"}
 
 _ALIASES = {
     "float64": "fp64", "double": "fp64",
@@ -20,6 +29,7 @@ _ALIASES = {
     "bfloat16": "bf16",
     "float16": "fp16", "half": "fp16",
     "float8": "fp8", "e4m3": "fp8", "e5m2": "fp8",
+    "e2m1": "fp4", "float4": "fp4",
 }
 
 
@@ -62,4 +72,4 @@ def bytes_per_element(dtype):
     return BYTES_PER_ELEMENT[canonical_dtype(dtype)]
 
 
-__all__ = ["BYTES_PER_ELEMENT", "bytes_per_element", "canonical_dtype", "Dtypes"]
+__all__ = ["BYTES_PER_ELEMENT", "bytes_per_element", "canonical_dtype", "COMPUTE_FORMAT", "Dtypes"]

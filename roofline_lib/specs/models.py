@@ -64,6 +64,7 @@ class Model:
     max_context: int | None = None
     moe: MoE | None = None
     mla: MLA | None = None
+    qk_norm: bool = False  # RMSNorm of each head's query and key (Qwen3): 2 x head_dim weights per layer
     aliases: tuple = ()
     family: str = ""
     sources: dict = dataclasses.field(default_factory=dict)
@@ -117,7 +118,7 @@ class Model:
         groups = {"embedding": V * h, "lm_head": 0 if self.tie_word_embeddings else V * h}
         groups["attention"] = L * self.attention_params_per_layer()
         groups["norms"] = L * 2 * h + h + (L * self.mla.kv_lora_rank if self.mla else 0) \
-            + (L * self.mla.q_lora_rank if self.mla else 0)
+            + (L * self.mla.q_lora_rank if self.mla else 0) + (L * 2 * self.head_dim if self.qk_norm else 0)
         groups["dense_mlp"] = self.dense_layers * 3 * h * self.intermediate_size
         if self.moe:
             m = self.moe
@@ -218,6 +219,9 @@ def load_model(path):
         if raw["head_dim"] != mla.qk_nope_head_dim + mla.qk_rope_head_dim:
             fail("head_dim", "must equal mla.qk_nope_head_dim + mla.qk_rope_head_dim")
     max_context = whole(raw, "max_context", "max_context") if "max_context" in raw else None
+    qk_norm = raw.get("qk_norm", False)
+    if not isinstance(qk_norm, bool):
+        fail("qk_norm", f"must be true or false, got {qk_norm!r}")
     aliases = raw.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         fail("aliases", "must be a list of strings")
@@ -228,7 +232,8 @@ def load_model(path):
             num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
             num_kv_heads=values["num_key_value_heads"], head_dim=values["head_dim"],
             vocab_size=values["vocab_size"], tie_word_embeddings=tie, norm=raw.get("norm", "rmsnorm"),
-            max_context=max_context, moe=moe, mla=mla, aliases=tuple(aliases), family=raw.get("family", ""),
+            max_context=max_context, moe=moe, mla=mla, qk_norm=qk_norm, aliases=tuple(aliases),
+            family=raw.get("family", ""),
             sources=dict(sources), notes=raw.get("notes", ""), source_file=str(path),
         )
         model.check_shape()
@@ -246,9 +251,14 @@ def list_models():
 
 
 def get_model(name):
-    """Look up a model by name or alias, case- and punctuation-insensitive ("llama-2-7b", "Llama2 7B")."""
+    """Look up a model by name or alias, case- and punctuation-insensitive ("llama-2-7b", "Llama2 7B"); or read a
+    Hugging Face config.json given as a path or as a dict (``hf_config.model_from_config``)."""
     if isinstance(name, Model):
         return name
+    if isinstance(name, dict) or (isinstance(name, (str, pathlib.Path)) and str(name).endswith(".json")):
+        from .hf_config import model_from_config
+
+        return model_from_config(name)
     return _CATALOG.get(name)
 
 
