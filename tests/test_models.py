@@ -43,9 +43,18 @@ def checkpoint_tensors(m):
         p = f"model.layers.{layer}."
         t[p + "input_layernorm.weight"] = (h,)
         t[p + "post_attention_layernorm.weight"] = (h,)
+        if m.qk_norm:
+            t[p + "self_attn.q_norm.weight"] = (d,)
+            t[p + "self_attn.k_norm.weight"] = (d,)
         if m.mla:
             a = m.mla
-            t[p + "self_attn.q_proj.weight"] = (H * (a.qk_nope_head_dim + a.qk_rope_head_dim), h)
+            q_dim = H * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+            if a.q_lora_rank:
+                t[p + "self_attn.q_a_proj.weight"] = (a.q_lora_rank, h)
+                t[p + "self_attn.q_a_layernorm.weight"] = (a.q_lora_rank,)
+                t[p + "self_attn.q_b_proj.weight"] = (q_dim, a.q_lora_rank)
+            else:
+                t[p + "self_attn.q_proj.weight"] = (q_dim, h)
             t[p + "self_attn.kv_a_proj_with_mqa.weight"] = (a.kv_lora_rank + a.qk_rope_head_dim, h)
             t[p + "self_attn.kv_a_layernorm.weight"] = (a.kv_lora_rank,)
             t[p + "self_attn.kv_b_proj.weight"] = (H * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank)
@@ -165,8 +174,43 @@ def test_loader_names_file_model_and_field(tmp_path, edit, field):
 
 def test_every_data_file_loads_and_has_sources():
     names = models.list_models()
-    assert len(names) == 7
+    assert len(names) == 17
     for name in names:
         m = rl.get_model(name)
         assert m.sources["config"].strip() and "config.json" in m.sources["config"]
-        assert m.head_dim * m.num_heads == m.hidden_size or m.mla  # the Llama/Mixtral convention
+        # the Llama/Mixtral convention; Qwen3 and MLA give head_dim of their own
+        assert m.head_dim * m.num_heads == m.hidden_size or m.mla or m.family.startswith("Qwen3")
+
+
+# Published totals (and active parameters for MoE) from the model cards, against the count from the config's shapes:
+# within 3 % (active within 6 %), as a checkpoint's own count rounds to the card's figure.
+CARDS = {
+    "Llama-3.1-8B": (8.0e9, None), "Llama-3.1-70B": (70e9, None), "Llama-3.1-405B": (405e9, None),
+    "Mixtral-8x22B": (141e9, 39e9), "Qwen3-8B": (8.2e9, None), "Qwen3-32B": (32.8e9, None),
+    "Qwen3-30B-A3B": (30.5e9, 3.3e9), "Qwen3-235B-A22B": (235e9, 22e9), "DeepSeek-V3": (671e9, 37e9),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_current_models_match_their_cards(name):
+    total, active = CARDS[name]
+    m_brute = rl.get_model(name)
+    assert sum(math.prod(shape) for shape in checkpoint_tensors(m_brute).values()) == m_brute.n_params
+    m = rl.get_model(name)
+    assert m.n_params == pytest.approx(total, rel=0.03)
+    if active:
+        assert m.n_active_params == pytest.approx(active, rel=0.06)
+
+
+def test_llama_31_405b_by_hand():
+    # 126 layers of q, o (16384^2 each), k, v (16384 x 1024 each), a gated MLP 3 x 16384 x 53248, two norms; embedding
+    # and LM head 128256 x 16384 each; final norm
+    per_layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248 + 2 * 16384
+    assert rl.get_model("llama-3.1-405b").n_params == 126 * per_layer + 2 * 128256 * 16384 + 16384
+
+
+def test_deepseek_v3_experts_by_hand():
+    m = rl.get_model("deepseek-v3")
+    # 58 MoE layers of 256 routed + 1 shared expert of 3 x 7168 x 2048, 8 routed active
+    assert m.param_groups()["routed_experts"] == 58 * 256 * 3 * 7168 * 2048
+    assert m.n_params - m.n_active_params == 58 * (256 - 8) * 3 * 7168 * 2048

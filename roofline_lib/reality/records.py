@@ -28,7 +28,7 @@ import pathlib
 import numpy as np
 
 from ..core.catalog import DATA_DIR, Entry, read_toml
-from ..core.dtypes import canonical_dtype
+from ..core.dtypes import COMPUTE_FORMAT, canonical_dtype
 from ..llm.steps import decode_step, prefill
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
@@ -257,7 +257,8 @@ def _steps(rec, batch):
     """The workloads of the record's unit of work: a list of (workload, count-weight) pairs."""
     m = get_model(rec.model)
     chip = get_accelerator(rec.chip)
-    compute = rec.compute_dtype or ("fp8" if rec.weight_dtype == "fp8" and "fp8" in chip.dtypes else "bf16")
+    fmt = COMPUTE_FORMAT.get(rec.weight_dtype)  # fp8 and FP4 weights compute at their tensor cores' rate, if any
+    compute = rec.compute_dtype or (fmt if fmt in chip.dtypes else "bf16")
     dtypes = dict(weight_dtype=rec.weight_dtype, kv_dtype=rec.kv_dtype, compute_dtype=compute)
     out = rec.output_len or 1
     # unpublished lengths: decode at context 1, the cheapest step there is (a looser bound, still a bound)
