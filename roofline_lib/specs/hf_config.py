@@ -1,6 +1,9 @@
-"""A Hugging Face ``config.json`` (a path or a dict) as a ``Model``, without the network.
+"""A Hugging Face ``config.json`` (a path or a dict) as the fields of a ``Model``, without the network.
 
     m = rl.get_model("path/to/config.json")       # or rl.get_model({...}) with the file's fields
+
+``model_fields`` returns the keyword arguments of ``models.Model`` (its ``moe`` and ``mla`` as dicts), so this
+module needs nothing of ``models``; ``models.get_model`` builds the Model from them.
 
 Read: Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE and DeepSeek-V2/V3 configs (``model_type``). Refused, with
 the reason: a config that lacks a field the shapes need, an unknown ``model_type``, and architectures whose
@@ -12,8 +15,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-
-from .models import MLA, Model, MoE
 
 READABLE = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3")
 _NOT_YET = {"gpt_oss": "gpt-oss alternates sliding-window (128 positions) and full attention and adds attention "
@@ -32,8 +33,9 @@ def _read(config):
         raise ValueError(f"{path.name}: not valid JSON ({exc})") from None
 
 
-def model_from_config(config, name=None):
-    """A ``Model`` from a Hugging Face config (dict or path); ValueError naming what is missing or not read."""
+def model_fields(config, name=None):
+    """``Model``'s keyword arguments from a Hugging Face config (dict or path); ValueError naming what is missing or
+    not read."""
     raw, where = _read(config)
     kind = raw.get("model_type")
     if kind in _NOT_YET:
@@ -61,29 +63,36 @@ def model_from_config(config, name=None):
     head_dim = raw.get("head_dim") or hidden // heads
     intermediate = raw.get("intermediate_size")
     if kind == "mixtral":
-        moe = MoE(need("num_local_experts"), need("num_experts_per_tok"), need("intermediate_size"))
+        moe = _moe(need("num_local_experts"), need("num_experts_per_tok"), need("intermediate_size"))
     elif kind == "qwen3_moe":
         if raw.get("decoder_sparse_step", 1) != 1 or raw.get("mlp_only_layers"):
             raise ValueError(f"{where}: MoE layers that are not every layer (decoder_sparse_step, mlp_only_layers) "
                              f"are not read yet")
-        moe = MoE(need("num_experts"), need("num_experts_per_tok"), need("moe_intermediate_size"))
+        moe = _moe(need("num_experts"), need("num_experts_per_tok"), need("moe_intermediate_size"))
         intermediate = intermediate or raw["moe_intermediate_size"]
     elif kind.startswith("deepseek"):
         if raw.get("moe_layer_freq", 1) != 1:
             raise ValueError(f"{where}: moe_layer_freq {raw['moe_layer_freq']} is not read yet (only 1)")
-        moe = MoE(need("n_routed_experts"), need("num_experts_per_tok"), need("moe_intermediate_size"),
-                  raw.get("n_shared_experts") or 0, raw.get("first_k_dense_replace") or 0)
-        mla = MLA(raw.get("q_lora_rank") or 0, need("kv_lora_rank"), need("qk_nope_head_dim"),
-                  need("qk_rope_head_dim"), need("v_head_dim"))
-        head_dim, kv_heads = mla.qk_nope_head_dim + mla.qk_rope_head_dim, heads
+        moe = _moe(need("n_routed_experts"), need("num_experts_per_tok"), need("moe_intermediate_size"),
+                   raw.get("n_shared_experts") or 0, raw.get("first_k_dense_replace") or 0)
+        mla = dict(q_lora_rank=raw.get("q_lora_rank") or 0, kv_lora_rank=need("kv_lora_rank"),
+                   qk_nope_head_dim=need("qk_nope_head_dim"), qk_rope_head_dim=need("qk_rope_head_dim"),
+                   v_head_dim=need("v_head_dim"))
+        head_dim, kv_heads = mla["qk_nope_head_dim"] + mla["qk_rope_head_dim"], heads
     if not intermediate:
         need("intermediate_size")
     label = name or raw.get("_name_or_path") or (where.removesuffix(".json") if where != "config" else kind)
-    return Model(name=str(label), hidden_size=hidden, intermediate_size=intermediate, num_layers=layers,
+    return dict(name=str(label), hidden_size=hidden, intermediate_size=intermediate, num_layers=layers,
                  num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim, vocab_size=vocab,
                  tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)), norm="rmsnorm",
                  max_context=max_context, moe=moe, mla=mla, qk_norm=kind in ("qwen3", "qwen3_moe"),
                  family=kind, sources={"config": where})
 
 
-__all__ = ["model_from_config", "READABLE"]
+def _moe(num_experts, experts_per_token, expert_intermediate_size, shared_experts=0, first_dense_layers=0):
+    return dict(num_experts=num_experts, experts_per_token=experts_per_token,
+                expert_intermediate_size=expert_intermediate_size, shared_experts=shared_experts,
+                first_dense_layers=first_dense_layers)
+
+
+__all__ = ["model_fields", "READABLE"]

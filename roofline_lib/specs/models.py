@@ -20,6 +20,7 @@ import numpy as np
 from ..core.catalog import DATA_DIR, Catalog, Entry, build_checked, read_toml
 from ..core.checks import figure, positive
 from ..core.dtypes import bytes_per_element
+from .hf_config import model_fields
 
 MODEL_DIR = DATA_DIR / "models"
 
@@ -256,10 +257,15 @@ def get_model(name):
     if isinstance(name, Model):
         return name
     if isinstance(name, dict) or (isinstance(name, (str, pathlib.Path)) and str(name).endswith(".json")):
-        from .hf_config import model_from_config
-
         return model_from_config(name)
     return _CATALOG.get(name)
+
+
+def model_from_config(config, name=None):
+    """A ``Model`` from a Hugging Face config.json, a path or its dict (``hf_config.model_fields``)."""
+    fields = model_fields(config, name)
+    moe, mla = fields.pop("moe"), fields.pop("mla")
+    return Model(**fields, moe=MoE(**moe) if moe else None, mla=MLA(**mla) if mla else None)
 
 
 def expected_experts_touched(num_experts, experts_per_token, tokens):
@@ -270,4 +276,5 @@ def expected_experts_touched(num_experts, experts_per_token, tokens):
     return E * (1 - np.power(1 - k / E, tokens))
 
 
-__all__ = ["expected_experts_touched", "get_model", "list_models", "load_model", "MLA", "Model", "MODEL_DIR", "MoE"]
+__all__ = ["expected_experts_touched", "get_model", "list_models", "load_model", "MLA", "Model", "model_from_config",
+           "MODEL_DIR", "MoE"]
