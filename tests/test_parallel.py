@@ -154,7 +154,10 @@ def test_bad_input_names_what_is_accepted():
 # 155.35 / 227.82
 GPT_FAST_TP = {("Llama-2-7B", 2): 168.84, ("Llama-2-7B", 4): 254.02, ("Llama-2-7B", 8): 328.43,
                ("Llama-2-70B", 2): 21.32, ("Llama-2-70B", 4): 38.01, ("Llama-2-70B", 8): 62.50,
-               ("Mixtral-8x7B", 2): 96.67, ("Mixtral-8x7B", 4): 155.35, ("Mixtral-8x7B", 8): 227.82}
+               ("Mixtral-8x7B", 2): 96.67, ("Mixtral-8x7B", 4): 155.35, ("Mixtral-8x7B", 8): 227.82,
+               # Llama-3.1 (README at 32971d3): 8B 149.10 / 217.21 / 276.01, 70B 16.03 / 37.45 / 58.78
+               ("Llama-3.1-8B", 2): 149.10, ("Llama-3.1-8B", 4): 217.21, ("Llama-3.1-8B", 8): 276.01,
+               ("Llama-3.1-70B", 2): 16.03, ("Llama-3.1-70B", 4): 37.45, ("Llama-3.1-70B", 8): 58.78}
 
 
 def gpt_fast_tp_records():
