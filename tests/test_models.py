@@ -174,12 +174,12 @@ def test_loader_names_file_model_and_field(tmp_path, edit, field):
 
 def test_every_data_file_loads_and_has_sources():
     names = models.list_models()
-    assert len(names) == 17
+    assert len(names) == 19
     for name in names:
         m = rl.get_model(name)
         assert m.sources["config"].strip() and "config.json" in m.sources["config"]
-        # the Llama/Mixtral convention; Qwen3 and MLA give head_dim of their own
-        assert m.head_dim * m.num_heads == m.hidden_size or m.mla or m.family.startswith("Qwen3")
+        # the Llama/Mixtral convention; Qwen3, gpt-oss and MLA give head_dim of their own
+        assert m.head_dim * m.num_heads == m.hidden_size or m.mla or m.family.startswith(("Qwen3", "gpt-oss"))
 
 
 # Published totals (and active parameters for MoE) from the model cards, against the count from the config's shapes:
@@ -214,3 +214,27 @@ def test_deepseek_v3_experts_by_hand():
     # 58 MoE layers of 256 routed + 1 shared expert of 3 x 7168 x 2048, 8 routed active
     assert m.param_groups()["routed_experts"] == 58 * 256 * 3 * 7168 * 2048
     assert m.n_params - m.n_active_params == 58 * (256 - 8) * 3 * 7168 * 2048
+
+
+def test_gpt_oss_by_hand():
+    # gpt-oss-120b: 36 layers; attention q, o 2880 x 4096, k, v 2880 x 512, their biases (4096 + 2 x 512 + 2880)
+    # and 64 sinks; 128 experts of a gated MLP 3 x 2880 x 2880 with biases 2 x 2880 + 2880; router 128 x 2880 + 128;
+    # two norms; embedding and LM head 201088 x 2880; the card: "117B parameters with 5.1B active parameters"
+    attention = 2 * 2880 * 4096 + 2 * 2880 * 512 + (4096 + 2 * 512 + 2880) + 64
+    experts = 128 * (3 * 2880 * 2880 + 3 * 2880)
+    per_layer = attention + experts + 128 * 2880 + 128 + 2 * 2880
+    m = rl.get_model("gpt-oss-120b")
+    assert m.n_params == 36 * per_layer + 2 * 201088 * 2880 + 2880
+    assert m.n_params == pytest.approx(117e9, rel=0.03)
+    # the card's active count leaves out the embedding table
+    assert m.n_active_params - 201088 * 2880 == pytest.approx(5.1e9, rel=0.06)
+    small = rl.get_model("gpt-oss-20b")
+    assert small.n_params == pytest.approx(21e9, rel=0.03)
+    assert small.n_active_params - 201088 * 2880 == pytest.approx(3.6e9, rel=0.06)
+
+
+def test_sliding_window_models_refuse_their_kv_cache():
+    with pytest.raises(ValueError, match="18 sliding-window layers \\(128 positions\\).*not count yet"):
+        rl.decode_step("gpt-oss-120b", 1, 4096)
+    with pytest.raises(ValueError, match="sliding-window"):
+        rl.get_model("gpt-oss-20b").kv_cache_bytes(1, 4096)

@@ -164,6 +164,7 @@ def mlp_block(m, tokens, dt, moe):
 
 def forward(m, batch, q_len, kv_len, dt, *, causal, logits_per_sequence, name):
     """A forward pass of ``batch`` sequences, ``q_len`` new positions each, attending to ``kv_len``."""
+    _ = m.kv_elements_per_token_layer  # refuses a model whose KV cache this course does not count (sliding windows)
     h, V = m.hidden_size, m.vocab_size
     tokens = batch * q_len
     embed = _part(k.EMBEDDING, 0 * tokens, tokens * h * (BYTES_PER_ELEMENT[dt.weight] + BYTES_PER_ELEMENT[dt.compute]),

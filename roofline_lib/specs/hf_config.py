@@ -8,7 +8,8 @@ module needs nothing of ``models``; ``models.get_model`` builds the Model from t
 Read: Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE and DeepSeek-V2/V3 configs (``model_type``). Refused, with
 the reason: a config that lacks a field the shapes need, an unknown ``model_type``, and architectures whose
 bytes this course does not count yet (sliding-window attention shorter than the context, MoE layers that are
-not every layer, gpt-oss's sliding windows and attention sinks).
+not every layer). gpt-oss is read (biases, sinks, its alternating 128-position windows); its KV cache is refused
+where used, since the windowed layers' cache stops growing (``Model.kv_elements_per_token_layer``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-READABLE = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3")
-_NOT_YET = {"gpt_oss": "gpt-oss alternates sliding-window (128 positions) and full attention and adds attention "
-                       "sinks and biases, which this course does not count yet"}
+READABLE = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss")
 
 
 def _read(config):
@@ -38,8 +37,6 @@ def model_fields(config, name=None):
     not read."""
     raw, where = _read(config)
     kind = raw.get("model_type")
-    if kind in _NOT_YET:
-        raise ValueError(f"{where}: model_type {kind!r} is not read yet: {_NOT_YET[kind]}")
     if kind not in READABLE:
         raise ValueError(f"{where}: model_type {kind!r} is not one this course reads; readable: {', '.join(READABLE)}")
 
@@ -55,14 +52,19 @@ def model_fields(config, name=None):
                                                        "vocab_size"))
     max_context = raw.get("max_position_embeddings")
     window = raw.get("sliding_window")
-    if window and raw.get("use_sliding_window", kind in ("mistral", "mixtral")) and (max_context or 0) > window:
+    sliding = {}
+    if kind == "gpt_oss":  # windowed and full layers alternate (layer_types); the model counts both kinds apart
+        types = raw.get("layer_types") or ["sliding_attention", "full_attention"] * (layers // 2)
+        sliding = dict(sliding_window=window, sliding_layers=sum(t == "sliding_attention" for t in types),
+                       attention_bias=bool(raw.get("attention_bias", True)), attention_sinks=True, expert_bias=True)
+    elif window and raw.get("use_sliding_window", kind in ("mistral", "mixtral")) and (max_context or 0) > window:
         raise ValueError(f"{where}: sliding-window attention ({window} positions, context {max_context}) is not "
                          f"counted yet: the KV cache of such layers stops growing at the window")
     moe = mla = None
     kv_heads = raw.get("num_key_value_heads") or heads
     head_dim = raw.get("head_dim") or hidden // heads
     intermediate = raw.get("intermediate_size")
-    if kind == "mixtral":
+    if kind in ("mixtral", "gpt_oss"):
         moe = _moe(need("num_local_experts"), need("num_experts_per_tok"), need("intermediate_size"))
     elif kind == "qwen3_moe":
         if raw.get("decoder_sparse_step", 1) != 1 or raw.get("mlp_only_layers"):
@@ -86,7 +88,7 @@ def model_fields(config, name=None):
                  num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim, vocab_size=vocab,
                  tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)), norm="rmsnorm",
                  max_context=max_context, moe=moe, mla=mla, qk_norm=kind in ("qwen3", "qwen3_moe"),
-                 family=kind, sources={"config": where})
+                 family=kind, sources={"config": where}, **sliding)
 
 
 def _moe(num_experts, experts_per_token, expert_intermediate_size, shared_experts=0, first_dense_layers=0):

@@ -66,6 +66,11 @@ class Model:
     moe: MoE | None = None
     mla: MLA | None = None
     qk_norm: bool = False  # RMSNorm of each head's query and key (Qwen3): 2 x head_dim weights per layer
+    attention_bias: bool = False  # biases on q, k, v and o (gpt-oss)
+    attention_sinks: bool = False  # one learned sink logit per head and layer (gpt-oss)
+    expert_bias: bool = False  # biases on the router and on every expert's projections (gpt-oss)
+    sliding_window: int | None = None  # positions a sliding-window layer attends to
+    sliding_layers: int = 0  # how many layers use the window (the rest attend to the whole context)
     aliases: tuple = ()
     family: str = ""
     sources: dict = dataclasses.field(default_factory=dict)
@@ -108,6 +113,10 @@ class Model:
     @property
     def kv_elements_per_token_layer(self):
         """Elements cached per token per layer: K and V of every K/V head, or MLA's latent + RoPE key."""
+        if self.sliding_layers:
+            raise ValueError(f"{self.name} has {self.sliding_layers} sliding-window layers ({self.sliding_window} "
+                             f"positions) beside full ones: its KV cache is not proportional to the context, which "
+                             f"this course does not count yet. Its parameters and weight bytes are counted.")
         if self.mla:
             return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
         return 2 * self.num_kv_heads * self.head_dim
@@ -123,16 +132,23 @@ class Model:
         groups["dense_mlp"] = self.dense_layers * 3 * h * self.intermediate_size
         if self.moe:
             m = self.moe
-            groups["router"] = self.moe_layers * m.num_experts * h
-            groups["routed_experts"] = self.moe_layers * m.num_experts * 3 * h * m.expert_intermediate_size
+            groups["router"] = self.moe_layers * m.num_experts * (h + self.expert_bias)
+            groups["routed_experts"] = self.moe_layers * m.num_experts * self._expert_params()
             groups["shared_experts"] = self.moe_layers * m.shared_experts * 3 * h * m.expert_intermediate_size
         return groups
+
+    def _expert_params(self):
+        """One routed expert: gate, up and down projections (and, with expert_bias, their biases)."""
+        h, i = self.hidden_size, self.moe.expert_intermediate_size
+        return 3 * h * i + (2 * i + h if self.expert_bias else 0)
 
     def attention_params_per_layer(self):
         """Weights of one layer's attention projections (norm vectors not included)."""
         h, H, d = self.hidden_size, self.num_heads, self.head_dim
         if self.mla is None:
-            return h * H * d + 2 * h * self.num_kv_heads * d + H * d * h  # q, k, v, o
+            extra = (H * d + 2 * self.num_kv_heads * d + h if self.attention_bias else 0) \
+                + (H if self.attention_sinks else 0)
+            return h * H * d + 2 * h * self.num_kv_heads * d + H * d * h + extra  # q, k, v, o
         a = self.mla
         q_dim = H * (a.qk_nope_head_dim + a.qk_rope_head_dim)
         q = h * q_dim if a.q_lora_rank == 0 else h * a.q_lora_rank + a.q_lora_rank * q_dim
@@ -154,9 +170,7 @@ class Model:
         if self.moe is None:
             return self.n_params
         m = self.moe
-        unused = self.moe_layers * (m.num_experts - m.experts_per_token) * 3 * self.hidden_size \
-            * m.expert_intermediate_size
-        return self.n_params - unused
+        return self.n_params - self.moe_layers * (m.num_experts - m.experts_per_token) * self._expert_params()
 
     def weight_bytes(self, dtype="bf16"):
         """Bytes of all weights stored in ``dtype`` (int4: half a byte; quantisation scales not counted)."""
@@ -220,9 +234,15 @@ def load_model(path):
         if raw["head_dim"] != mla.qk_nope_head_dim + mla.qk_rope_head_dim:
             fail("head_dim", "must equal mla.qk_nope_head_dim + mla.qk_rope_head_dim")
     max_context = whole(raw, "max_context", "max_context") if "max_context" in raw else None
-    qk_norm = raw.get("qk_norm", False)
-    if not isinstance(qk_norm, bool):
-        fail("qk_norm", f"must be true or false, got {qk_norm!r}")
+    flags = {}
+    for flag in ("qk_norm", "attention_bias", "attention_sinks", "expert_bias"):
+        flags[flag] = raw.get(flag, False)
+        if not isinstance(flags[flag], bool):
+            fail(flag, f"must be true or false, got {flags[flag]!r}")
+    window = whole(raw, "sliding_window", "sliding_window") if "sliding_window" in raw else None
+    sliding_layers = whole(raw, "sliding_layers", "sliding_layers") if "sliding_layers" in raw else 0
+    if (window is None) != (sliding_layers == 0):
+        fail("sliding_layers", "and sliding_window go together (give both, or neither)")
     aliases = raw.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         fail("aliases", "must be a list of strings")
@@ -233,7 +253,8 @@ def load_model(path):
             num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
             num_kv_heads=values["num_key_value_heads"], head_dim=values["head_dim"],
             vocab_size=values["vocab_size"], tie_word_embeddings=tie, norm=raw.get("norm", "rmsnorm"),
-            max_context=max_context, moe=moe, mla=mla, qk_norm=qk_norm, aliases=tuple(aliases),
+            max_context=max_context, moe=moe, mla=mla, **flags, sliding_window=window, sliding_layers=sliding_layers,
+            aliases=tuple(aliases),
             family=raw.get("family", ""),
             sources=dict(sources), notes=raw.get("notes", ""), source_file=str(path),
         )
@@ -246,9 +267,11 @@ def load_model(path):
 _CATALOG = Catalog(MODEL_DIR, load_model, "model")
 
 
-def list_models():
-    """Names of every model in data/models/."""
-    return _CATALOG.names()
+def list_models(*, with_steps=False):
+    """Names of every model in data/models/; ``with_steps``: only those whose steps the course can build (not the
+    ones whose KV cache it does not count yet, such as sliding-window models)."""
+    names = _CATALOG.names()
+    return [n for n in names if not _CATALOG.get(n).sliding_layers] if with_steps else names
 
 
 def get_model(name):

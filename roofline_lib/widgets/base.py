@@ -95,7 +95,7 @@ def model_and_chip(model, chip, chips, width="260px"):
     from ..specs.models import get_model, list_models
 
     style = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width=width))
-    return {"model": ipywidgets.Dropdown(options=list_models(), value=get_model(model).name,
+    return {"model": ipywidgets.Dropdown(options=list_models(with_steps=True), value=get_model(model).name,
                                          description="model", **style),
             "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
                                         value=get_accelerator(chip).name, description="chip", **style)}
