@@ -39,7 +39,8 @@ class CommsExplorer(Explorer):
     def __init__(self, model="Llama-2-70B", chip="H100 SXM", link="nvlink", batch=16, n_chips=8, context=4096):
         dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="230px"))
         controls = {
-            "model": ipywidgets.Dropdown(options=list_models(with_steps=True), value=get_model(model).name, description="model",
+            "model": ipywidgets.Dropdown(options=list_models(with_steps=True), value=get_model(model).name,
+                                         description="model",
                                          **dropdown),
             "chip": ipywidgets.Dropdown(options=chips_with_links(), value=get_accelerator(chip).name,
                                         description="chip", **dropdown),
