@@ -233,8 +233,26 @@ def test_gpt_oss_by_hand():
     assert small.n_active_params - 201088 * 2880 == pytest.approx(3.6e9, rel=0.06)
 
 
-def test_sliding_window_models_refuse_their_kv_cache():
-    with pytest.raises(ValueError, match="18 sliding-window layers \\(128 positions\\).*not count yet"):
-        rl.decode_step("gpt-oss-120b", 1, 4096)
-    with pytest.raises(ValueError, match="sliding-window"):
-        rl.get_model("gpt-oss-20b").kv_cache_bytes(1, 4096)
+def test_sliding_window_kv_cache_by_hand():
+    # gpt-oss-120b: 2 x 8 KV heads x 64 = 1024 elements per position and layer, bf16; 18 full layers hold every
+    # position, 18 windowed layers at most 128
+    m = rl.get_model("gpt-oss-120b")
+    per_layer = 1024 * 2
+    assert m.kv_cache_bytes(1, 4096) == 18 * per_layer * 4096 + 18 * per_layer * 128
+    assert m.kv_cache_bytes(3, 100) == 3 * 36 * per_layer * 100            # inside the window every layer grows
+    assert m.kv_bytes_per_position() == 18 * per_layer                       # the growth beyond the window
+
+
+def test_sliding_window_attention_by_hand():
+    from roofline_lib.llm.blocks import keys_read, pairs
+
+    # a decode query sees min(context, 128) keys; a 1000-token prefill sum_j min(j, 128) = 128 x 129 / 2 + 872 x 128
+    assert pairs(1, 4096, True, 128) == 128 and keys_read(1, 4096, 128) == 128
+    assert pairs(1000, 1000, True, 128) == 128 * 129 / 2 + 872 * 128 and keys_read(1000, 1000, 128) == 1000
+    assert pairs(1, 50, True, 128) == 50
+    # a decode step reads the weights, the full layers' whole cache and the windowed layers' last 128 positions
+    full = rl.decode_step("gpt-oss-120b", 1, 4096)
+    longer = rl.decode_step("gpt-oss-120b", 1, 8192)
+    assert longer.bytes - full.bytes == pytest.approx(18 * 1024 * 2 * 4096)
+    with pytest.raises(ValueError, match="not affine in the context"):
+        rl.serving.request("gpt-oss-120b", "H200", 1, 512, 128)

@@ -45,15 +45,27 @@ def _kv_write(tokens, elements_per_token, dt):
                  tokens * elements_per_token * (BYTES_PER_ELEMENT[dt.compute] + BYTES_PER_ELEMENT[dt.kv]), dt)
 
 
-def pairs(q_len, kv_len, causal):
-    """Query-key pairs: the new q_len queries are the last of kv_len positions."""
-    return causal_pairs(q_len, kv_len) if causal else q_len * kv_len
+def pairs(q_len, kv_len, causal, window=None):
+    """Query-key pairs: the new q_len queries are the last of kv_len positions; with a sliding ``window`` each
+    (causal) query sees at most ``window`` keys, itself included."""
+    if window is None:
+        return causal_pairs(q_len, kv_len) if causal else q_len * kv_len
+    def seen(n):  # sum over positions 1 .. n of min(position, window)
+        n = np.asarray(n, float)
+        return np.where(n <= window, n * (n + 1) / 2, window * (window + 1) / 2 + (n - window) * window)
+    return seen(kv_len) - seen(np.asarray(kv_len) - q_len)
+
+
+def keys_read(q_len, kv_len, window=None):
+    """Cached positions the new queries read: all of them, or with a window the last q_len + window - 1."""
+    return kv_len if window is None else np.minimum(kv_len, q_len + window - 1)
 
 
 # ---------------------------------------------------------------- one layer's blocks
 
-def attention_block(m, batch, q_len, kv_len, dt, *, causal):
-    """Norm, projections, RoPE, cache write, attention and residual of one layer."""
+def attention_block(m, batch, q_len, kv_len, dt, *, causal, window=None):
+    """Norm, projections, RoPE, cache write, attention and residual of one layer (``window``: a sliding-window
+    layer's, whose queries see at most that many positions)."""
     h, H, Hkv, d = m.hidden_size, m.num_heads, m.num_kv_heads, m.head_dim
     tokens = batch * q_len
     act, kv = BYTES_PER_ELEMENT[dt.compute], BYTES_PER_ELEMENT[dt.kv]
@@ -65,8 +77,8 @@ def attention_block(m, batch, q_len, kv_len, dt, *, causal):
             _mm(k.QKV_PROJECTION, tokens, (H + 2 * Hkv) * d, h, dt),
             _elementwise(k.ROPE, tokens * (H + Hkv) * d, ROPE_FLOPS, 1, dt),
             _kv_write(tokens, 2 * Hkv * d, dt),
-            _part(k.ATTENTION, *attention_counts(batch, H, Hkv, pairs(q_len, kv_len, causal), q_len, kv_len, d, d,
-                                                 act, kv), dt),
+            _part(k.ATTENTION, *attention_counts(batch, H, Hkv, pairs(q_len, kv_len, causal, window), q_len,
+                                                 keys_read(q_len, kv_len, window), d, d, act, kv), dt),
             _mm(k.OUTPUT_PROJECTION, tokens, h, H * d, dt),
         ]
     parts.append(_elementwise(k.RESIDUAL, tokens * h, 1, 2, dt))
@@ -164,12 +176,15 @@ def mlp_block(m, tokens, dt, moe):
 
 def forward(m, batch, q_len, kv_len, dt, *, causal, logits_per_sequence, name):
     """A forward pass of ``batch`` sequences, ``q_len`` new positions each, attending to ``kv_len``."""
-    _ = m.kv_elements_per_token_layer  # refuses a model whose KV cache this course does not count (sliding windows)
     h, V = m.hidden_size, m.vocab_size
     tokens = batch * q_len
     embed = _part(k.EMBEDDING, 0 * tokens, tokens * h * (BYTES_PER_ELEMENT[dt.weight] + BYTES_PER_ELEMENT[dt.compute]),
                   dt)
-    parts = [embed, attention_block(m, batch, q_len, kv_len, dt, causal=causal).repeated(m.num_layers)]
+    full = m.num_layers - m.sliding_layers
+    parts = [embed, attention_block(m, batch, q_len, kv_len, dt, causal=causal).repeated(full)]
+    if m.sliding_layers:  # gpt-oss: windowed layers between the full ones
+        parts.append(attention_block(m, batch, q_len, kv_len, dt, causal=causal, window=m.sliding_window)
+                     .repeated(m.sliding_layers))
     if m.dense_layers:
         parts.append(mlp_block(m, tokens, dt, moe=False).repeated(m.dense_layers))
     if m.moe_layers:
@@ -179,4 +194,5 @@ def forward(m, batch, q_len, kv_len, dt, *, causal, logits_per_sequence, name):
     return total(name, parts)
 
 
-__all__ = ["RMSNORM_FLOPS", "ROPE_FLOPS", "SILU_MUL_FLOPS", "attention_block", "forward", "mlp_block", "pairs"]
+__all__ = ["RMSNORM_FLOPS", "ROPE_FLOPS", "SILU_MUL_FLOPS", "attention_block", "forward", "keys_read", "mlp_block",
+           "pairs"]

@@ -26,7 +26,7 @@ def memory_required(model, batch, context, *, weight_dtype="bf16", kv_dtype="bf1
 
 def memory_required_unchecked(m, batch, context, weight_dtype, kv_dtype):
     """``memory_required`` for a Model and checked sizes (canonical dtype names)."""
-    return m.weight_bytes(weight_dtype) + m.kv_bytes_per_position(kv_dtype) * context * batch
+    return m.weight_bytes(weight_dtype) + m.kv_cache_bytes_unchecked(batch, context, kv_dtype)
 
 
 def usable_memory(hw, *, usable_fraction=1.0, reserved_bytes=0.0):

@@ -50,6 +50,10 @@ def decode_lines(model, hw, batch, first_context, *, weight_dtype="bf16", kv_dty
 
 def decode_lines_unchecked(s, batch, first_context):
     """``decode_lines`` for a Setup and checked sizes."""
+    if s.model.sliding_layers:  # the closed-form sums need terms affine in the context
+        raise ValueError(f"{s.model.name}'s sliding-window layers stop growing at {s.model.sliding_window} positions, "
+                         f"so its decode steps are not affine in the context; the closed-form request sums do not "
+                         f"apply (rl.decode_step at each context does)")
     e0 = estimate(decode_step_unchecked(s.model, batch, first_context, s.dt), s.hw)
     e1 = estimate(decode_step_unchecked(s.model, batch, np.asarray(first_context) + 1, s.dt), s.hw)
     return e0.t_math, e1.t_math - e0.t_math, e0.t_mem, e1.t_mem - e0.t_mem

@@ -8,8 +8,8 @@ module needs nothing of ``models``; ``models.get_model`` builds the Model from t
 Read: Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE and DeepSeek-V2/V3 configs (``model_type``). Refused, with
 the reason: a config that lacks a field the shapes need, an unknown ``model_type``, and architectures whose
 bytes this course does not count yet (sliding-window attention shorter than the context, MoE layers that are
-not every layer). gpt-oss is read (biases, sinks, its alternating 128-position windows); its KV cache is refused
-where used, since the windowed layers' cache stops growing (``Model.kv_elements_per_token_layer``).
+not every layer). gpt-oss is read: biases, sinks and its alternating 128-position windows, which its steps and
+KV cache count (``llm.blocks``, ``Model.kv_cache_bytes``).
 """
 
 from __future__ import annotations

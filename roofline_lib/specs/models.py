@@ -113,10 +113,6 @@ class Model:
     @property
     def kv_elements_per_token_layer(self):
         """Elements cached per token per layer: K and V of every K/V head, or MLA's latent + RoPE key."""
-        if self.sliding_layers:
-            raise ValueError(f"{self.name} has {self.sliding_layers} sliding-window layers ({self.sliding_window} "
-                             f"positions) beside full ones: its KV cache is not proportional to the context, which "
-                             f"this course does not count yet. Its parameters and weight bytes are counted.")
         if self.mla:
             return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
         return 2 * self.num_kv_heads * self.head_dim
@@ -177,8 +173,10 @@ class Model:
         return self.n_params * bytes_per_element(dtype)
 
     def kv_bytes_per_position(self, dtype="bf16"):
-        """Bytes of the KV cache of one position of one sequence (every layer)."""
-        return self.num_layers * self.kv_elements_per_token_layer * bytes_per_element(dtype)
+        """Bytes of the KV cache of one position of one sequence (every layer). With sliding-window layers, the
+        growth beyond the window (the full layers'): a product with the context then leaves out the windowed
+        layers' fixed ``window`` positions, a lower figure; ``kv_cache_bytes`` counts them."""
+        return (self.num_layers - self.sliding_layers) * self.kv_elements_per_token_layer * bytes_per_element(dtype)
 
     def kv_cache_bytes(self, batch, context, dtype="bf16"):
         """Bytes of the KV cache holding ``context`` positions for each of ``batch`` sequences. Vectorised.
@@ -187,7 +185,15 @@ class Model:
         MHA/GQA; layers x (kv_lora_rank + rope dim) x context x batch x bytes for MLA."""
         batch = positive("batch", batch)
         context = positive("context", context)
-        return self.kv_bytes_per_position(dtype) * context * batch
+        return self.kv_cache_bytes_unchecked(batch, context, dtype)
+
+    def kv_cache_bytes_unchecked(self, batch, context, dtype="bf16"):
+        """``kv_cache_bytes`` for checked sizes: windowed layers hold at most ``sliding_window`` positions."""
+        windowed = 0
+        if self.sliding_layers:
+            windowed = self.sliding_layers * self.kv_elements_per_token_layer * bytes_per_element(dtype) \
+                * np.minimum(context, self.sliding_window)
+        return (self.kv_bytes_per_position(dtype) * context + windowed) * batch
 
     def __repr__(self):
         kind = "MLA" if self.mla else ("MHA" if self.group_size == 1 else f"GQA (group {self.group_size})")
@@ -268,8 +274,8 @@ _CATALOG = Catalog(MODEL_DIR, load_model, "model")
 
 
 def list_models(*, with_steps=False):
-    """Names of every model in data/models/; ``with_steps``: only those whose steps the course can build (not the
-    ones whose KV cache it does not count yet, such as sliding-window models)."""
+    """Names of every model in data/models/; ``with_steps``: only those whose decode steps are affine in the
+    context, which the explorers' closed-form request sums need (not sliding-window models such as gpt-oss)."""
     names = _CATALOG.names()
     return [n for n in names if not _CATALOG.get(n).sliding_layers] if with_steps else names
 
