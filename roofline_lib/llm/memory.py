@@ -86,7 +86,7 @@ def max_batch(model, hw, context, *, n_chips=1, weight_dtype="bf16", kv_dtype="b
 def max_batch_unchecked(m, usable, context, n_chips, weight_dtype, kv_dtype):
     """``max_batch`` for a Model, one chip's usable bytes and checked sizes."""
     return sequences_that_fit(n_chips * usable - m.weight_bytes(weight_dtype),
-                              m.kv_bytes_per_position(kv_dtype) * context)
+                              m.kv_cache_bytes_unchecked(1, context, kv_dtype))
 
 
 __all__ = [

@@ -245,7 +245,7 @@ def tp_max_batch(model, hw, context, n_chips, *, weight_dtype="bf16", kv_dtype="
     context = positive("context", context, integer=True)
     m = s.model
     return sequences_that_fit(s.usable - m.weight_bytes(s.dt.weight) / n,
-                              m.kv_bytes_per_position(s.dt.kv) * context / _kv_shards(m, n))
+                              m.kv_cache_bytes_unchecked(1, context, s.dt.kv) / _kv_shards(m, n))
 
 
 # ---------------------------------------------------------------- pipeline parallel
