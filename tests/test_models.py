@@ -174,10 +174,12 @@ def test_loader_names_file_model_and_field(tmp_path, edit, field):
 
 def test_every_data_file_loads_and_has_sources():
     names = models.list_models()
-    assert len(names) == 19
+    assert len(names) == 21
     for name in names:
         m = rl.get_model(name)
-        assert m.sources["config"].strip() and "config.json" in m.sources["config"]
+        # a config.json, or for the training-scale GPT references (no config.json exists) the paper's table
+        assert m.sources["config"].strip() and ("config.json" in m.sources["config"]
+                                                or (m.family.startswith("GPT") and "Table" in m.sources["config"]))
         # the Llama/Mixtral convention; Qwen3, gpt-oss and MLA give head_dim of their own
         assert m.head_dim * m.num_heads == m.hidden_size or m.mla or m.family.startswith(("Qwen3", "gpt-oss"))
 
@@ -256,3 +258,15 @@ def test_sliding_window_attention_by_hand():
     assert longer.bytes - full.bytes == pytest.approx(18 * 1024 * 2 * 4096)
     with pytest.raises(ValueError, match="not affine in the context"):
         rl.serving.request("gpt-oss-120b", "H200", 1, 512, 128)
+
+
+@pytest.mark.parametrize("name, h, L, V, published", [("gpt-3-175b", 12288, 96, 50257, 174.6e9),
+                                                      ("gpt-530b", 20480, 105, 51200, 529.6e9)])
+def test_gpt_references_by_megatrons_formula(name, h, L, V, published):
+    # Narayanan et al. 2021: P = 12 l h^2 (1 + 13 / 12h + (V + s) / 12lh), s = 2048 learned positions, tied
+    # embeddings; plus the final LayerNorm's 2h, which the formula leaves out
+    m = rl.get_model(name)
+    assert m.n_params == 12 * L * h**2 + 13 * L * h + (V + 2048) * h + 2 * h
+    assert m.n_params == pytest.approx(published, rel=0.001)
+    # the plain MLP: up and down, 4h each way (no gate), so 8 h^2 of weights per layer
+    assert m.param_groups()["dense_mlp"] == L * (8 * h * h + 5 * h)

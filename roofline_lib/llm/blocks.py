@@ -23,6 +23,7 @@ from . import parts as k
 RMSNORM_FLOPS = 4  # square, accumulate, scale by 1/rms, multiply by the weight
 ROPE_FLOPS = 3  # x*cos + rotate(x)*sin
 SILU_MUL_FLOPS = 5  # x * sigmoid(x) (exp, add, divide, multiply), then * up
+GELU_FLOPS = 8  # the tanh form: cube, multiply-add, tanh, add, two multiplies (GPT-2/3's MLP)
 
 
 def _part(kind, flops, nbytes, dt):
@@ -140,6 +141,12 @@ _SHARED = (k.SHARED_GATE_UP, k.SHARED_SILU_MUL, k.SHARED_DOWN)
 def _dense_mlp_block(m, tokens, dt, intermediate=None, kinds=_DENSE, name="MLP block"):
     h, i = m.hidden_size, intermediate or m.intermediate_size
     gate_up, silu_mul, down = kinds
+    if m.mlp == "plain":  # GPT-style: up, GELU, down (no gate)
+        return total(name, [
+            _mm(gate_up, tokens, i, h, dt),
+            _elementwise(silu_mul, tokens * i, GELU_FLOPS, 1, dt),
+            _mm(down, tokens, h, i, dt),
+        ])
     return total(name, [
         _mm(gate_up, tokens, 2 * i, h, dt),
         _elementwise(silu_mul, tokens * i, SILU_MUL_FLOPS, 2, dt),
@@ -194,5 +201,5 @@ def forward(m, batch, q_len, kv_len, dt, *, causal, logits_per_sequence, name):
     return total(name, parts)
 
 
-__all__ = ["RMSNORM_FLOPS", "ROPE_FLOPS", "SILU_MUL_FLOPS", "attention_block", "forward", "keys_read", "mlp_block",
-           "pairs"]
+__all__ = ["GELU_FLOPS", "RMSNORM_FLOPS", "ROPE_FLOPS", "SILU_MUL_FLOPS", "attention_block", "forward", "keys_read",
+           "mlp_block", "pairs"]

@@ -71,6 +71,9 @@ class Model:
     expert_bias: bool = False  # biases on the router and on every expert's projections (gpt-oss)
     sliding_window: int | None = None  # positions a sliding-window layer attends to
     sliding_layers: int = 0  # how many layers use the window (the rest attend to the whole context)
+    mlp: str = "gated"  # "gated" (SwiGLU: gate, up, down) or "plain" (GPT-2/3: up, GELU, down)
+    linear_bias: bool = False  # biases on every projection and norm (GPT-2/3, Megatron's GPT)
+    position_embeddings: int = 0  # a learned table of this many positions (GPT); 0: rotary, no table
     aliases: tuple = ()
     family: str = ""
     sources: dict = dataclasses.field(default_factory=dict)
@@ -88,6 +91,8 @@ class Model:
         if self.num_heads % self.num_kv_heads:
             raise ValueError(f"model {self.name!r}: num_attention_heads ({self.num_heads}) must be a multiple "
                              f"of num_key_value_heads ({self.num_kv_heads})")
+        if self.mlp not in ("gated", "plain"):
+            raise ValueError(f"model {self.name!r}: mlp must be 'gated' or 'plain', got {self.mlp!r}")
         if self.norm not in ("rmsnorm", "layernorm"):
             raise ValueError(f"model {self.name!r}: norm must be 'rmsnorm' or 'layernorm', got {self.norm!r}")
         if self.moe and not (0 < self.moe.experts_per_token <= self.moe.num_experts):
@@ -121,11 +126,15 @@ class Model:
     def param_groups(self):
         """Parameters by role (a dict of counts); their sum is ``n_params``."""
         h, V, L = self.hidden_size, self.vocab_size, self.num_layers
-        groups = {"embedding": V * h, "lm_head": 0 if self.tie_word_embeddings else V * h}
+        groups = {"embedding": (V + self.position_embeddings) * h,
+                  "lm_head": 0 if self.tie_word_embeddings else V * h}
         groups["attention"] = L * self.attention_params_per_layer()
-        groups["norms"] = L * 2 * h + h + (L * self.mla.kv_lora_rank if self.mla else 0) \
+        per_norm = 2 if (self.norm == "layernorm" and self.linear_bias) else 1  # LayerNorm's bias vector
+        groups["norms"] = per_norm * (L * 2 * h + h) + (L * self.mla.kv_lora_rank if self.mla else 0) \
             + (L * self.mla.q_lora_rank if self.mla else 0) + (L * 2 * self.head_dim if self.qk_norm else 0)
-        groups["dense_mlp"] = self.dense_layers * 3 * h * self.intermediate_size
+        i = self.intermediate_size
+        mlp = (3 * h * i if self.mlp == "gated" else 2 * h * i) + ((i + h) if self.linear_bias else 0)
+        groups["dense_mlp"] = self.dense_layers * mlp
         if self.moe:
             m = self.moe
             groups["router"] = self.moe_layers * m.num_experts * (h + self.expert_bias)
@@ -142,7 +151,7 @@ class Model:
         """Weights of one layer's attention projections (norm vectors not included)."""
         h, H, d = self.hidden_size, self.num_heads, self.head_dim
         if self.mla is None:
-            extra = (H * d + 2 * self.num_kv_heads * d + h if self.attention_bias else 0) \
+            extra = (H * d + 2 * self.num_kv_heads * d + h if (self.attention_bias or self.linear_bias) else 0) \
                 + (H if self.attention_sinks else 0)
             return h * H * d + 2 * h * self.num_kv_heads * d + H * d * h + extra  # q, k, v, o
         a = self.mla
@@ -241,10 +250,13 @@ def load_model(path):
             fail("head_dim", "must equal mla.qk_nope_head_dim + mla.qk_rope_head_dim")
     max_context = whole(raw, "max_context", "max_context") if "max_context" in raw else None
     flags = {}
-    for flag in ("qk_norm", "attention_bias", "attention_sinks", "expert_bias"):
+    for flag in ("qk_norm", "attention_bias", "attention_sinks", "expert_bias", "linear_bias"):
         flags[flag] = raw.get(flag, False)
         if not isinstance(flags[flag], bool):
             fail(flag, f"must be true or false, got {flags[flag]!r}")
+    flags["mlp"] = raw.get("mlp", "gated")
+    flags["position_embeddings"] = whole(raw, "position_embeddings", "position_embeddings") \
+        if "position_embeddings" in raw else 0
     window = whole(raw, "sliding_window", "sliding_window") if "sliding_window" in raw else None
     sliding_layers = whole(raw, "sliding_layers", "sliding_layers") if "sliding_layers" in raw else 0
     if (window is None) != (sliding_layers == 0):
