@@ -226,3 +226,29 @@ def test_chapters_07_to_09_have_four_questions_with_prompts():
         qs = rl.exercises.questions(prefix)
         assert len(qs) >= 4
         assert all(q.prompt for q in qs)
+
+
+def test_a_gib_gb_slip_is_named():
+    # 40 GiB reported as 40e9 bytes where 42.95e9 is expected: 40e9 / 42.95e9 = 10^9 / 2^30
+    slip = diagnose_ratio(1e9 / 2**30, 0.02)
+    assert "GiB / GB slip" in slip and "2^30" in slip
+    assert "MiB / MB slip" in diagnose_ratio(2**20 / 1e6, 0.02)
+    # the same slip with the answer given in GB instead of bytes
+    assert "off by 10^-9 besides" in diagnose_ratio(1e-9 * 1e9 / 2**30, 0.02)
+    # an unrelated factor is not called a slip
+    assert diagnose_ratio(1.3, 0.02) is None
+
+
+def test_a_gib_answer_to_a_gb_question_is_named():
+    import roofline_lib as rl
+
+    # 05.kv_llama3_70b asks for GB: 16 x 8192 positions of Llama-3-70B's bf16 KV cache = 42.95 GB = 40.0 GiB
+    feedback = rl.exercises.check("05.kv_llama3_70b", 40.0)
+    assert not feedback.correct and "GiB / GB slip" in feedback.message
+
+
+def test_wrong_type_messages_are_grammatical():
+    import roofline_lib as rl
+
+    assert "got an int (3)" in rl.exercises.check("08.fewer_kernels", 3).message
+    assert "got a str ('forty')" in rl.exercises.check("05.kv_llama3_70b", "forty").message

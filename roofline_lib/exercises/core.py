@@ -157,10 +157,15 @@ def _normalise_choice(q, answer):
     return given
 
 
+def _a(noun):
+    """'a str', 'an int': the article a type's name takes."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def _check_choice(q, answer, expected):
     if not isinstance(answer, str):
         return Feedback(q.id, False, f"❌ {q.id}: expected one of {', '.join(map(repr, q.choices))}, "
-                        f"got a {type(answer).__name__} ({answer!r}).")
+                        f"got {_a(type(answer).__name__)} ({answer!r}).")
     given = _normalise_choice(q, answer)
     if given not in q.choices:
         return Feedback(q.id, False, f"❌ {q.id}: {answer!r} is not one of the choices: "
@@ -199,6 +204,22 @@ def diagnose_ratio(ratio, rtol):
         if abs(ratio / factor - 1) <= rtol:
             return (f"{text} the expected value: elements vs bytes (bf16 is 2 bytes)? one direction vs "
                     "both? a multiply-add counted as 1 FLOP instead of 2?")
+    return _binary_prefix_slip(ratio, rtol)
+
+
+def _binary_prefix_slip(ratio, rtol):
+    """A GiB/GB (KiB/kB, MiB/MB, TiB/TB) mix-up, possibly beside a power of 1000, or None."""
+    for prefix, power in (("Gi", 3), ("Mi", 2), ("Ti", 4), ("Ki", 1)):
+        binary = 1024**power / 1000**power  # 1 GiB / 1 GB = 1.0737...
+        if binary - 1 <= rtol:
+            continue  # inside the tolerance: not a slip the checker can tell apart
+        for scale in range(-12, 13, 3):
+            for factor, way in ((binary, "larger"), (1 / binary, "smaller")):
+                if abs(ratio / (factor * 10.0**scale) - 1) <= rtol:
+                    unit = prefix[0] + "B"
+                    extra = f", and off by 10^{scale} besides" if scale else ""
+                    return (f"{binary:.4f}x {way} than expected{extra}: a {prefix}B / {unit} slip? 1 {prefix}B = "
+                            f"2^{10 * power} bytes, 1 {unit} = 10^{3 * power} (nvidia-smi prints MiB)")
     return None
 
 
@@ -207,7 +228,7 @@ def _check_number(q, answer, expected):
     unit = f" {q.unit}" if q.unit else ""
     if value is None:
         return Feedback(q.id, False, f"❌ {q.id}: expected a number{(' in' + unit) if unit else ''}, "
-                        f"got a {type(answer).__name__} ({answer!r}).")
+                        f"got {_a(type(answer).__name__)} ({answer!r}).")
     if not math.isfinite(value):
         return Feedback(q.id, False, f"❌ {q.id}: {value} is not a finite number.")
     expected = float(expected)
