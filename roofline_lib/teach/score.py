@@ -64,7 +64,16 @@ class Assignment:
 
     @classmethod
     def from_chapter(cls, chapter):
-        return cls(q.id for q in exercises.questions(f"{int(chapter):02d}."))
+        try:
+            number = int(chapter)
+        except ValueError:
+            raise ValueError(f"--chapter takes a chapter number such as 5 or 05, not {chapter!r}") from None
+        ids = [q.id for q in exercises.questions(f"{number:02d}.")]
+        if not ids:
+            have = sorted({q.id.split(".")[0] for q in exercises.questions()})
+            raise ValueError(f"chapter {number:02d} has no questions; the chapters with questions are "
+                             f"{', '.join(have)}")
+        return cls(ids)
 
     def expected(self, qid, context):
         """Expected value for ``qid`` given a measured context, cached by value (never by a repr)."""
