@@ -15,7 +15,7 @@ peak, with compute and memory overlapped over the whole step. The estimate adds,
 - ``boundaries``: every kernel boundary costs device time (launch gap, ramp-up, the last wave's stragglers):
   ``KERNEL_BOUNDARY_S`` per kernel of the fused step, once per forward pass;
 - ``allreduce``: tensor parallelism's two all-reduces per layer, each the engine's small-message latency plus
-  the ring's bytes at ``RING_BANDWIDTH_SHARE`` of the per-direction link;
+  the ring's bytes at NCCL's own share of the per-direction link (``multichip.collectives.nccl_link_share``);
 - ``host``: an engine's per-step host work (scheduling, sampling, streaming) where it does not overlap;
 - ``request``: a server's per-request cost before the first token (queue, tokenising, the HTTP round trip).
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from ..llm.parts import Sharding
 from ..measure.launch import GRAPH_BOUNDARY_S
+from ..multichip import collectives
 from ..roofline.bounds import estimate as roofline_estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
@@ -39,10 +40,6 @@ from .ceilings import calibrated
 
 # What a kernel boundary costs the device with CUDA graphs: 5 us (measure.launch, where it is sourced).
 KERNEL_BOUNDARY_S = GRAPH_BOUNDARY_S
-# NCCL's ring moves 2(n-1)/n of the message through each link, below the link's rate: NCCL's own figure for an
-# NVLink is 20 GB/s per 25 GB/s A100 link and 20.6 per H100 link (src/graph/topo.h, SM80/SM90_NVLINK_BW), and an
-# NCCL maintainer gives "effective NVLink bandwidth of 370GB/s" on an H100 (NVIDIA/nccl-tests#212): 0.80-0.82.
-RING_BANDWIDTH_SHARE = 0.8
 # Share of the datasheet fp8 peak that fp8 matmuls reach in a serving engine (fitted): the published matmul
 # benchmarks behind ``records.calibrated`` are bf16 ones, and their share is not the fp8 kernels'.
 FP8_MATMUL_SHARE = 0.45
@@ -201,7 +198,8 @@ def estimate_terms(record, steps, batch):
     boundaries = passes * kernels_per_forward(m) * KERNEL_BOUNDARY_S
     allreduce = 0.0
     if n > 1:
-        link = chip.interconnect_bandwidth_per_direction or chip.host_link_bandwidth_per_direction
+        key = "nvlink" if chip.interconnect_bandwidth else "pcie"
+        link = collectives.nccl_link_share(chip, key) * collectives.link_bandwidth(chip, key)
         allreduce = sum(weight * _allreduce_seconds(work_tokens, m, n, link, engine)
                         for work_tokens, weight in _tokens_per_pass(record, batch))
     host = passes * engine.host_step_s
@@ -226,9 +224,10 @@ def _tokens_per_pass(record, batch):
 
 
 def _allreduce_seconds(tokens, m, n, link, engine):
-    """Two all-reduces per layer of [tokens, hidden] bf16 activations: latency + ring bytes over the link."""
+    """Two all-reduces per layer of [tokens, hidden] bf16 activations: the engine's latency + the ring's bytes at
+    ``link`` (byte/s, NCCL's figure for the link)."""
     message = tokens * m.hidden_size * 2
-    one = engine.allreduce_latency_s + 2 * (n - 1) / n * message / (RING_BANDWIDTH_SHARE * link)
+    one = engine.allreduce_latency_s + collectives.ring_allreduce_bytes_unchecked(message, n) / link
     return 2 * m.num_layers * one
 
 
@@ -266,5 +265,5 @@ FITTED_ON = (
 )
 
 __all__ = ["ENGINES", "Engine", "engine_for", "estimate_terms", "FITTED_ON", "FP8_MATMUL_SHARE", "KERNEL_BOUNDARY_S",
-           "KERNEL_CLASSES", "kernel_class", "KernelClass", "kernels_per_forward", "RING_BANDWIDTH_SHARE", "TERM_NAMES",
+           "KERNEL_CLASSES", "kernel_class", "KernelClass", "kernels_per_forward", "TERM_NAMES",
            "Terms"]

@@ -301,7 +301,7 @@ def compare(rec):
         lower += weight * float(np.sum(e.lower))
         at_achieved += weight * float(np.sum(estimate(work, achieved).lower))
     n = rec.replica_chips
-    in_flight = _in_flight(rec, measured)
+    in_flight = _in_flight(rec, measured, batch)
     if in_flight != batch:
         steps = _steps(rec, in_flight)
     return Comparison(
@@ -312,15 +312,14 @@ def compare(rec):
     )
 
 
-def _in_flight(rec, measured):
+def _in_flight(rec, measured, batch):
     """Sequences a replica runs at once, for the estimate. A server's time per output token with the
     system's token rate from the same run gives it by Little's law: in flight = rate per replica x time per
-    token (within the engine's limit). Otherwise the bound's batch."""
+    token (within the engine's limit). Otherwise the bound's ``batch``."""
     if rec.batch == "max" and rec.measures == "decode_step" and rec.system_tokens_per_s:
         sequences = round(rec.system_tokens_per_s / rec.replicas * measured)
         return max(1, min(sequences, rec.batch_limit or sequences))
-    return rec.batch if rec.batch != "max" else (min(_largest_batch(rec), rec.batch_limit or math.inf)
-                                                 if rec.measures == "throughput" else 1)
+    return batch
 
 
 def measured_vs_predicted(records=None):
