@@ -8,6 +8,7 @@ The library is a house of rooms, each a subpackage with one topic, importing onl
     roofline   workloads, time bounds, the diagnosis rule, sympy derivations
     llm        a transformer step as kernels: prefill, decode, memory, fusion, occupancy
     multichip  collectives and parallelism
+    training   a training step: FLOPs per token, memory, parallelism, published runs
     serving    whole requests, continuous batching, serving techniques
     measure    this machine: system facts, timed kernels, its roofline, the launch queue
     reality    published measurements beside the bound
@@ -28,7 +29,7 @@ from .roofline.workloads import Workload, attention, dot, elementwise, matmul, v
 from .specs.hardware import Accelerator, get_accelerator, list_accelerators, load_accelerator
 
 # rooms loaded on first use
-_ROOMS = {"core", "specs", "roofline", "llm", "multichip", "serving", "measure", "reality", "plotting", "widgets",
+_ROOMS = {"core", "specs", "roofline", "llm", "multichip", "serving", "training", "measure", "reality", "plotting", "widgets",
           "exercises", "teach"}
 # short names the chapters use for a module inside a room: rl.comms is rl.multichip.collectives
 _SHORTCUTS = {

@@ -1,0 +1,21 @@
+"""Training: one step of a transformer on one chip, then many chips, and published training runs.
+
+    flops       FLOPs per trained token (6N plus attention) in the conventions sources use; MFU, HFU, time to train
+    memory      bytes per chip: weights, gradients, optimizer states (their byte inventory), activations
+    step        the step as workloads on the roofline; pipeline bubbles; data, ZeRO/FSDP, tensor, sequence,
+                pipeline and context parallel communication; train_step and the search over configurations
+    records     published training measurements (data/training/) beside the bound for each
+"""
+
+from .flops import (CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu,
+                    time_to_train)
+from .memory import (OPTIMIZERS, TrainingMemory, activation_bytes_per_layer, bytes_per_param, memory)
+from .records import TrainingRecord, compare, load_measurements, measured_vs_predicted, published_measurements
+from .step import (TrainStep, critical_tokens_per_chip, pipeline_bubble, search, step_time_split, step_workload,
+                   train_step)
+
+__all__ = ["CONVENTIONS", "OPTIMIZERS", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingTime",
+           "activation_bytes_per_layer", "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip",
+           "flops_per_token", "hfu", "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu",
+           "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
+           "time_to_train", "train_step"]

@@ -1,0 +1,183 @@
+"""FLOPs per trained token, in the course's count and in the conventions published figures use.
+
+A training step runs every matmul three times: the forward (2 FLOPs per weight per token), and in the
+backward one matmul for the gradient of the input and one for the gradient of the weight (2 each): 6 FLOPs per
+weight per token, "6N". Attention's two matmuls (scores QK^T, then P V) have no weights: per token and layer
+the forward costs 2 T H (d_qk + d_v) FLOPs for T attended positions, 4 T H d for d_qk = d_v = d, so 12 L H d T
+per token for the whole step; a causal mask halves it (a query attends on average to half the sequence).
+
+The course's count (``flops_per_token`` without a convention) takes N as the weights that multiply: the
+attention and MLP projections of every layer (the experts a token is routed to, for a MoE) and the LM head,
+which is a matmul whether or not it shares its matrix with the embedding; the embedding lookup, norms and biases
+do no matmul. Recomputation adds a forward: all of it but the LM head (``recompute="full"``), or attention's
+score and value matmuls only (``"selective"``, Korthikanti et al. 2022). MFU counts the model's FLOPs (no
+recomputation), HFU the hardware's (with it).
+
+Conventions (``CONVENTIONS``; ``convert_flops`` converts a published FLOP/s between any two):
+
+- ``"model"``: 6 N + 12 L H d T, N the multiplying weights: PaLM's definition (Chowdhery et al. 2022, App. B)
+  with the embedding lookup left out, and Korthikanti et al.'s model FLOPs 72 B s l h^2 (1 + s/6h + V/12lh);
+- ``"causal"``: 6 N + 6 L H d T: the work a causal kernel cannot skip (the course's bound uses it);
+- ``"palm"``: 6 N + 12 L H Q T with N every parameter, as PaLM writes it;
+- ``"6N"``: 6 x every parameter, no attention (the quick estimate; Kaplan et al. 2020's C = 6N);
+- ``"torchtitan"``: 6 (N - embedding) + 12 L H Q T (torchtitan's ``get_num_flop_per_token``);
+- ``"megatron2021"``: Narayanan et al. 2021's Eq. 3, 96 B s l h^2 (1 + s/6h + V/16lh) per iteration: the
+  recomputed forward included (a hardware count), attention full;
+- ``"megatron_model"``: the same as ``"model"`` (Korthikanti et al.'s name for it).
+"""
+
+from __future__ import annotations
+
+import typing
+
+import numpy as np
+
+from ..core.checks import positive
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
+
+RECOMPUTE = ("none", "selective", "full")
+
+
+def matmul_params(model):
+    """Weights one token multiplies in a forward pass, split: ``(layers, lm_head)``. Layers: the q, k, v, o
+    projections (MLA's down and up projections) and the MLP (a MoE's router, routed experts the token uses and
+    shared experts); the LM head V x h. No embedding lookup, norm or bias (no matmul)."""
+    m = get_model(model)
+    return _layer_matmul_params(m), m.vocab_size * m.hidden_size
+
+
+def _layer_matmul_params(m):
+    h, H, d, g = m.hidden_size, m.num_heads, m.head_dim, m.num_kv_heads
+    if m.mla is None:
+        attention = h * H * d + 2 * h * g * d + H * d * h
+    else:
+        attention = m.attention_params_per_layer()
+    i = m.intermediate_size
+    dense = (3 if m.mlp == "gated" else 2) * h * i
+    total = m.num_layers * attention + m.dense_layers * dense
+    if m.moe:
+        e = m.moe
+        total += m.moe_layers * (h * e.num_experts + (e.experts_per_token + e.shared_experts) * 3 * h
+                                 * e.expert_intermediate_size)
+    return total
+
+
+def _attention_forward(m, seq_len):
+    """Forward FLOPs per token of attention's score and value matmuls, every layer, without a mask."""
+    if m.mla:
+        d_qk, d_v = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim, m.mla.v_head_dim
+    else:
+        d_qk = d_v = m.head_dim
+    per_position = 2 * m.num_heads * (d_qk + d_v)
+    full = m.num_layers - m.sliding_layers
+    windowed = m.sliding_layers * np.minimum(seq_len, m.sliding_window or 1)
+    return per_position * (full * seq_len + windowed)
+
+
+def _course(m, seq_len, causal, recompute):
+    layers, head = _layer_matmul_params(m), m.vocab_size * m.hidden_size
+    attention = _attention_forward(m, seq_len) * (0.5 if causal else 1.0)
+    flops = 6 * (layers + head) + 3 * attention
+    if recompute == "full":  # the forward again, but for the LM head (its output is the loss's, kept)
+        flops = flops + 2 * layers + attention
+    elif recompute == "selective":  # scores and values only
+        flops = flops + attention
+    return flops
+
+
+def _embedding(m):
+    return (m.vocab_size + m.position_embeddings) * m.hidden_size
+
+
+CONVENTIONS = {
+    "model": lambda m, T: _course(m, T, False, "none"),
+    "megatron_model": lambda m, T: _course(m, T, False, "none"),
+    "causal": lambda m, T: _course(m, T, True, "none"),
+    "palm": lambda m, T: 6 * m.n_active_params + 3 * _attention_forward(m, T),
+    "6N": lambda m, T: 6 * m.n_active_params + 0 * T,
+    "torchtitan": lambda m, T: 6 * (m.n_active_params - m.vocab_size * m.hidden_size) + 3 * _attention_forward(m, T),
+    "megatron2021": lambda m, T: _course(m, T, False, "full"),
+}
+
+
+def _convention(name):
+    if name not in CONVENTIONS:
+        raise ValueError(f"unknown FLOP convention {name!r}; known: {', '.join(CONVENTIONS)}")
+    return CONVENTIONS[name]
+
+
+def _recompute(value):
+    if value not in RECOMPUTE:
+        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {value!r}")
+    return value
+
+
+def _seq_len(seq_len):
+    return positive("seq_len", seq_len, integer=True)
+
+
+def flops_per_token(model, seq_len, *, causal=False, recompute="none", convention=None):
+    """FLOPs of training on one token of a ``seq_len`` sequence (forward and backward). Vectorised in seq_len.
+
+    Without ``convention``: the course's count (module docstring), ``causal`` halving attention and
+    ``recompute`` ("none", "selective", "full") adding what is run again. With one (``CONVENTIONS``): that
+    source's count, which fixes both (so they must stay at their defaults)."""
+    m = get_model(model)
+    T = _seq_len(seq_len)
+    if convention is not None:
+        if causal or recompute != "none":
+            raise ValueError(f"convention {convention!r} fixes the mask and the recomputation; leave causal and "
+                             "recompute at their defaults, or give no convention")
+        return _convention(convention)(m, T)
+    return _course(m, T, bool(causal), _recompute(recompute))
+
+
+def convert_flops(model, seq_len, flops, from_convention, to_convention="model"):
+    """A published FLOP/s (or FLOPs) counted one way, counted another: the tokens it stands for are the same."""
+    m, T = get_model(model), _seq_len(seq_len)
+    flops = positive("flops", flops)
+    return flops * _convention(to_convention)(m, T) / _convention(from_convention)(m, T)
+
+
+def _peak(hw, dtype):
+    return get_accelerator(hw).peak_flops(dtype)
+
+
+def mfu(model, tokens_per_s_per_chip, hw, seq_len, *, dtype="bf16", convention="model"):
+    """Model FLOPs utilisation: model FLOPs per token x tokens/s per chip / the chip's dense peak for ``dtype``.
+    PaLM's definition: the FLOPs the model needs (no recomputation), not those the hardware ran."""
+    m, T = get_model(model), _seq_len(seq_len)
+    rate = positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
+    return rate * _convention(convention)(m, T) / _peak(hw, dtype)
+
+
+def hfu(model, tokens_per_s_per_chip, hw, seq_len, *, dtype="bf16", recompute="none", causal=False):
+    """Hardware FLOPs utilisation: the FLOPs the chip ran (``recompute`` included) per token x tokens/s / peak."""
+    rate = positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
+    return rate * flops_per_token(model, seq_len, causal=causal, recompute=recompute) / _peak(hw, dtype)
+
+
+class TrainingTime(typing.NamedTuple):
+    """How long a training run takes: wall-clock seconds and days, and chip-hours (what a bill counts)."""
+
+    seconds: object
+    days: object
+    chip_hours: object
+
+
+def time_to_train(model, tokens, n_chips, hw, seq_len, *, mfu, dtype="bf16", convention="model"):
+    """Time to train ``model`` on ``tokens`` tokens with ``n_chips`` chips running at ``mfu`` (a fraction in
+    (0, 1]) of their dense ``dtype`` peak: tokens x FLOPs per token / (n_chips x peak x mfu). Vectorised."""
+    m, T = get_model(model), _seq_len(seq_len)
+    tokens = positive("tokens", tokens)
+    n = positive("n_chips", n_chips, integer=True)
+    u = positive("mfu", mfu)
+    if np.any(np.asarray(u) > 1):
+        raise ValueError(f"mfu is a fraction of the peak, in (0, 1]; got {mfu!r} (a percentage? divide by 100)")
+    seconds = tokens * _convention(convention)(m, T) / (n * _peak(hw, dtype) * u)
+    return TrainingTime(seconds, seconds / 86400, seconds * n / 3600)
+
+
+__all__ = ["CONVENTIONS", "RECOMPUTE", "TrainingTime", "convert_flops", "flops_per_token", "hfu", "matmul_params",
+           "mfu", "time_to_train"]

@@ -1,0 +1,237 @@
+"""Published training measurements (``data/training/``) beside the course's bound and estimate for each.
+
+Each file holds one source's records: the configuration (chips, model, sequence length, parallelism, precision),
+the figure exactly as published (``measures``: ``tokens_per_s_per_chip``, ``model_tflops_per_chip``, ``mfu`` or
+``step_time_s``), the source's FLOP convention (``flops.CONVENTIONS``) and the verbatim row. A model is a name of
+``data/models/`` or, for the papers' own GPTs, a ``[record.shape]`` table.
+
+Every figure becomes tokens/s per chip: a FLOP/s through the source's own FLOPs per token, an MFU through the
+source's own peak (``peak_tflops_per_chip``) first, a step time through the tokens of one step. The bound beside
+it: the chip's dense peak for the run's precision (FP8 runs: the FP8 peak) divided by the fewest FLOPs a token
+can cost (the ``"causal"`` count: 6 N for the multiplying weights and half of attention's 12 L H d T); no record
+can beat it, a test holds every record to it. The estimate: ``step.train_step`` for the published
+configuration, where the chip has a topology.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+from ..core.catalog import DATA_DIR, Entry, read_toml
+from ..specs.hardware import get_accelerator
+from ..specs.models import Model, get_model
+from .flops import CONVENTIONS, _course, _convention
+from .step import PRECISIONS, TOPOLOGY_FOR_CHIP, train_step
+
+TRAINING_DIR = DATA_DIR / "training"
+MEASURES = ("tokens_per_s_per_chip", "model_tflops_per_chip", "mfu", "step_time_s")
+RECOMPUTES = ("none", "selective", "full", "unknown")
+_REQUIRED = ("id", "system", "chip", "n_chips", "model", "seq_len", "global_batch_tokens", "tp", "pp", "cp", "dp",
+             "zero_stage", "recompute", "precision", "measures", "value", "unit", "flop_convention", "quote")
+_SHAPE = ("hidden_size", "num_layers", "num_heads", "intermediate_size", "vocab_size")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingRecord:
+    """One published training figure, in the source's units, with its configuration."""
+
+    id: str
+    system: str
+    chip: str
+    n_chips: int
+    model: Model
+    seq_len: int
+    global_batch_tokens: int  # 0: not published
+    tp: int
+    pp: int
+    cp: int
+    dp: int
+    zero_stage: int
+    recompute: str
+    precision: str
+    measures: str
+    value: float
+    unit: str
+    flop_convention: str
+    quote: str
+    source: str
+    micro_batch: int = 0
+    ep: int = 1
+    virtual_stages: int = 1
+    peak_tflops_per_chip: float = 0.0
+    notes: str = ""
+    source_file: str = ""
+
+    @property
+    def measured_tokens_per_s_per_chip(self):
+        """The published figure as tokens/s per chip (module docstring)."""
+        if self.measures == "tokens_per_s_per_chip":
+            return self.value
+        per_token = _convention(self.flop_convention)(self.model, self.seq_len)
+        if self.measures == "model_tflops_per_chip":
+            return self.value * 1e12 / per_token
+        if self.measures == "mfu":
+            return self.value / 100 * self.peak_tflops_per_chip * 1e12 / per_token
+        return self.global_batch_tokens / (self.value * self.n_chips)  # step_time_s
+
+
+def _shape_model(entry, r):
+    shape = r.get("shape")
+    if not isinstance(shape, dict):
+        entry.fail("shape", "is missing: model = 'custom' needs a [record.shape] table with " + ", ".join(_SHAPE))
+    for f in _SHAPE:
+        if f not in shape:
+            entry.fail(f"shape.{f}", "is missing")
+    heads = shape["num_heads"]
+    mlp = shape.get("mlp", "plain")
+    return Model(name=f"{r['id']} model", hidden_size=shape["hidden_size"],
+                 intermediate_size=shape["intermediate_size"], num_layers=shape["num_layers"], num_heads=heads,
+                 num_kv_heads=shape.get("num_kv_heads", heads), head_dim=shape["hidden_size"] // heads,
+                 vocab_size=shape["vocab_size"], tie_word_embeddings=bool(shape.get("tie_word_embeddings", True)),
+                 norm="layernorm" if mlp == "plain" else "rmsnorm", mlp=mlp, linear_bias=mlp == "plain")
+
+
+def _record(path, source, r):
+    entry = Entry(r, f"{path.name} (record {r.get('id', '?')!r})")
+    fail = entry.fail
+    entry.require(_REQUIRED)
+
+    def whole(field, zero_ok=False):
+        return entry.figure(field, r[field], integer=True, zero_ok=zero_ok)
+
+    def choice(field, allowed):
+        if r[field] not in allowed:
+            fail(field, f"must be one of {', '.join(map(repr, allowed))}; got {r[field]!r}")
+        return r[field]
+
+    try:
+        chip = get_accelerator(r["chip"]).name
+    except ValueError as exc:
+        fail("chip", f"is not known: {exc}")
+    try:
+        model = _shape_model(entry, r) if r["model"] == "custom" else get_model(r["model"])
+    except ValueError as exc:
+        fail("model", f"is not known: {exc}")
+    ints = {f: whole(f) for f in ("n_chips", "seq_len", "tp", "pp", "cp", "dp")}
+    ints["global_batch_tokens"] = whole("global_batch_tokens", zero_ok=True)
+    for optional, default in (("micro_batch", 0), ("ep", 1), ("virtual_stages", 1)):
+        ints[optional] = entry.figure(optional, r.get(optional, default), integer=True, zero_ok=optional ==
+                                      "micro_batch")
+    if ints["tp"] * ints["pp"] * ints["cp"] * ints["dp"] != ints["n_chips"]:
+        fail("dp", f"tp x pp x cp x dp ({ints['tp']} x {ints['pp']} x {ints['cp']} x {ints['dp']}) must equal "
+                   f"n_chips ({ints['n_chips']})")
+    zero = r["zero_stage"]
+    if zero not in (0, 1, 2, 3):
+        fail("zero_stage", f"must be 0, 1, 2 or 3 (3 = FSDP's full sharding); got {zero!r}")
+    measures = choice("measures", MEASURES)
+    convention = r["flop_convention"]
+    if convention != "none" and convention not in CONVENTIONS:
+        fail("flop_convention", f"must be 'none' or one of {', '.join(CONVENTIONS)}; got {convention!r}")
+    if convention == "none" and measures in ("model_tflops_per_chip", "mfu"):
+        fail("flop_convention", f"is 'none', but a {measures} figure needs the source's FLOP count to become "
+                                "tokens/s")
+    peak = float(r.get("peak_tflops_per_chip", 0) or 0)
+    if measures == "mfu" and peak <= 0:
+        fail("peak_tflops_per_chip", "is missing: an MFU figure needs the peak the source divided by")
+    if measures == "step_time_s" and ints["global_batch_tokens"] == 0:
+        fail("global_batch_tokens", "is 0: a step time needs the tokens of one step")
+    if not str(r["quote"]).strip():
+        fail("quote", "is empty: give the source's sentence or table row verbatim")
+    return TrainingRecord(id=r["id"], system=r["system"], chip=chip, model=model,
+                          zero_stage=zero, recompute=choice("recompute", RECOMPUTES),
+                          precision=choice("precision", tuple(PRECISIONS)), measures=measures,
+                          value=entry.figure("value", r["value"]), unit=str(r["unit"]), flop_convention=convention,
+                          quote=r["quote"], source=str(r.get("source", source)), peak_tflops_per_chip=peak,
+                          notes=r.get("notes", ""), source_file=str(path), **ints)
+
+
+def load_measurements(path):
+    """Read one source's TOML file of training records; raise ValueError naming the file, record and field."""
+    path = pathlib.Path(path)
+    raw = read_toml(path)
+    source = str(raw.get("source", "")).strip()
+    if not source:
+        raise ValueError(f"{path.name}: field 'source' is missing: name the repository and file, or the paper")
+    records = raw.get("record")
+    if not isinstance(records, list) or not records:
+        raise ValueError(f"{path.name}: no [[record]] tables")
+    return [_record(path, source, r) for r in records]
+
+
+def published_measurements(directory=TRAINING_DIR):
+    """Every record in ``directory`` (default ``data/training/``), ids unique across files."""
+    out, seen = [], {}
+    for path in sorted(pathlib.Path(directory).glob("*.toml")):
+        for rec in load_measurements(path):
+            if rec.id in seen:
+                raise ValueError(f"record id {rec.id!r} is in both {seen[rec.id]} and {path.name}")
+            seen[rec.id] = path.name
+            out.append(rec)
+    return out
+
+
+def bound_tokens_per_s_per_chip(rec):
+    """The most tokens/s one chip could train: its dense peak for the run's precision over the causal count."""
+    peak = get_accelerator(rec.chip).peak_flops(PRECISIONS[rec.precision])
+    return peak / _course(rec.model, rec.seq_len, True, "none")
+
+
+def _estimate(rec):
+    """tokens/s per chip of ``train_step`` for the record's configuration, or None where it cannot be set up."""
+    if rec.chip not in TOPOLOGY_FOR_CHIP or not rec.global_batch_tokens or rec.global_batch_tokens % rec.seq_len:
+        return None
+    sequences = rec.global_batch_tokens // rec.seq_len
+    micro = rec.micro_batch or 1
+    if sequences % (rec.dp * micro):
+        return None
+    recompute = "none" if rec.recompute == "unknown" else rec.recompute
+    try:
+        st = train_step(rec.model, rec.chip, n_chips=rec.n_chips, seq_len=rec.seq_len, global_batch=sequences,
+                        micro_batch=micro, tp=rec.tp, pp=rec.pp, cp=rec.cp, zero_stage=rec.zero_stage,
+                        recompute=recompute, virtual_stages=rec.virtual_stages if rec.pp > 1 else 1,
+                        precision=rec.precision)
+    except ValueError:
+        return None
+    return float(st.tokens_per_s_per_chip)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingComparison:
+    """One record beside the course's bound and estimate (tokens/s per chip)."""
+
+    record: TrainingRecord
+    measured_tokens_per_s_per_chip: float
+    bound_tokens_per_s_per_chip: float
+    estimate_tokens_per_s_per_chip: float | None
+    mfu: float  # measured, model FLOPs ("model" count) over the dense peak of the run's precision
+    mfu_bf16_peak: float  # the same over the bf16 peak (what an FP8 run's MFU is often quoted against)
+
+    @property
+    def id(self):
+        return self.record.id
+
+    @property
+    def of_bound(self):
+        """Measured / bound: the share of the compute roof the run reached with causal FLOPs (<= 1)."""
+        return self.measured_tokens_per_s_per_chip / self.bound_tokens_per_s_per_chip
+
+
+def compare(rec):
+    hw = get_accelerator(rec.chip)
+    measured = float(rec.measured_tokens_per_s_per_chip)
+    model_flops = _course(rec.model, rec.seq_len, False, "none")
+    return TrainingComparison(rec, measured, float(bound_tokens_per_s_per_chip(rec)), _estimate(rec),
+                              measured * model_flops / hw.peak_flops(PRECISIONS[rec.precision]),
+                              measured * model_flops / hw.peak_flops("bf16"))
+
+
+def measured_vs_predicted(records=None):
+    """Each record (default: every file of ``data/training/``) beside its bound and estimate: a list of
+    ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...)."""
+    records = published_measurements() if records is None else records
+    return [compare(r) for r in records]
+
+
+__all__ = ["MEASURES", "TRAINING_DIR", "TrainingComparison", "TrainingRecord", "bound_tokens_per_s_per_chip",
+           "compare", "load_measurements", "measured_vs_predicted", "published_measurements"]

@@ -1,0 +1,375 @@
+"""A training step on the roofline, on one chip and on many.
+
+One chip (``step_workload``): the forward of ``llm.blocks`` over whole sequences (causal attention, logits for
+every position), the backward as twice the forward (each matmul's two gradient matmuls; each small op reads its
+input and the incoming gradient and writes one), a recomputed forward where asked, and the optimizer's update,
+a memory-bound pass over every parameter the chip updates (AdamW reads the fp32 master weight, momentum,
+variance and the gradient, writes the first three and the bf16 weight: ``OPTIMIZER_BYTES_PER_PARAM``).
+``rl.estimate`` and ``step_time_split`` put it on the roofline: kernels at the compute roof, kernels at the
+memory roof.
+
+Many chips (``train_step``), the terms of one step on one chip (seconds):
+
+- compute: ``m`` micro-batches of ``micro_batch`` sequences, each at its roofline time on this chip (work split
+  evenly over ``tp`` and ``cp``);
+- pipeline bubble: (p - 1) / v micro-batch times, a fraction (p - 1) / (v m) of the compute
+  (``pipeline_bubble``; 1F1B and interleaved 1F1B);
+- tensor (and sequence) parallel: per layer and micro-batch two all-reduces of the activations in the forward
+  and two in the backward (with sequence parallelism all-gathers and reduce-scatters of the same bytes; full
+  recomputation adds the forward's two), over the node's NVLink, not overlapped;
+- context parallel: ring attention passes K and V around the ``cp`` chips (and dK, dV back in the backward),
+  hidden behind the micro-batch's compute where it is shorter;
+- pipeline: each micro-batch's activations sent to the next stage and its gradient back, over the NIC;
+- data parallel: the gradients all-reduced once per step (ZeRO-1/2: reduce-scatter + all-gather, the same
+  bytes), hidden behind the last micro-batch's backward; ZeRO-3/FSDP all-gathers the weights for the forward and
+  again for the backward and reduce-scatters the gradients, every micro-batch, hidden behind its compute;
+- optimizer: the update of the parameters this chip holds (1/(dp cp) of them from ZeRO-1 on).
+
+Links: ``topology`` (``data/topologies.toml``) gives the node's bus bandwidth (NCCL's figure) and the NIC per
+GPU. Chips are ranked tp fastest, then cp, then dp, then pp (Megatron's order): a group stays on NVLink while
+its span fits in a node; beyond, it crosses nodes through as many NICs as it has members on each node
+(``_layout``). Collectives move ring bytes (2 (n - 1)/n of the message for an all-reduce) at that
+bandwidth; no latency, no congestion, no straggler, no failure: a step the hardware could reach, an optimistic
+estimate, not a bound. The bound is ``records``': the compute of causal model FLOPs at the dense peak.
+
+Left out: expert parallelism, uneven pipeline stages (the slowest, ceil(L / pp) layers, sets the pace), the
+embedding and LM head's own stage costs, communication latency, and the kernels' distance from their peaks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..core.checks import dtypes as checked_dtypes
+from ..core.checks import positive
+from ..llm import blocks
+from ..llm import parts as k
+from ..roofline.bounds import estimate
+from ..roofline.workloads import Workload, total
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
+from ..specs.topologies import get_topology
+from .flops import RECOMPUTE, _course
+from .memory import OPTIMIZERS, TrainingMemory, bytes_per_param, memory_unchecked
+
+OPTIMIZER_BYTES_PER_PARAM = 4 * 3 * 2 + 2 + 2  # read+write master, momentum, variance; read the grad; write bf16
+OPTIMIZER_FLOPS_PER_PARAM = 12  # AdamW: two moments, bias corrections, a square root, a division, decay
+PRECISIONS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8"}
+TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX A100 8-GPU",
+                     "H100 SXM5": "DGX H100", "H200 SXM": "DGX H200", "B200": "DGX B200", "GB200 (per GPU)": "GB200 NVL72"}
+
+
+def pipeline_bubble(p, m, v=1):
+    """The pipeline's idle share: (p - 1) / (v m) of the ideal time, for p stages, m micro-batches per step and
+    v model chunks per GPU (interleaved 1F1B; v = 1: plain 1F1B or GPipe). Narayanan et al. 2021, Sec. 2.2."""
+    p = positive("p (stages)", p, integer=True)
+    m = positive("m (micro-batches)", m, integer=True)
+    v = positive("v (chunks per GPU)", v, integer=True)
+    return (p - 1) / (v * m)
+
+
+def _precision(precision):
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}")
+    return PRECISIONS[precision]
+
+
+def _step_parts(m, micro_batch, seq_len, compute, recompute):
+    dt = checked_dtypes("bf16", "bf16", compute)
+    fwd = blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True, logits_per_sequence=seq_len,
+                         name="forward")
+    parts = [fwd, Workload.trusted("backward", fwd.flops * 2, fwd.bytes * 2, fwd.dtype,
+                                   tuple(p.repeated(2) for p in fwd.leaves()))]
+    if recompute == "full":
+        again = blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True, logits_per_sequence=1,
+                               name="recomputed forward")
+        parts.append(again)
+    elif recompute == "selective":
+        parts.append(total("recomputed attention", [p for p in fwd.leaves() if p.kind is k.ATTENTION]))
+    return parts
+
+
+def _optimizer_update(params):
+    return Workload.trusted("optimizer update", OPTIMIZER_FLOPS_PER_PARAM * params,
+                            OPTIMIZER_BYTES_PER_PARAM * params, "fp32")
+
+
+def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="none", optimizer_params=None):
+    """One training step of ``micro_batch`` sequences of ``seq_len`` on one chip, as a Workload of parts
+    (forward, backward, recomputation, optimizer update of ``optimizer_params`` parameters, default all of
+    them; 0 leaves the update out). ``rl.estimate(w, hw)`` and ``step_time_split(w, hw)`` apply."""
+    m = get_model(model)
+    b = positive("micro_batch", micro_batch, integer=True)
+    s = positive("seq_len", seq_len, integer=True)
+    if recompute not in RECOMPUTE:
+        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {recompute!r}")
+    parts = _step_parts(m, b, s, _precision(precision), recompute)
+    params = m.n_params if optimizer_params is None else optimizer_params
+    if params:
+        parts.append(_optimizer_update(positive("optimizer_params", params)))
+    return total("training step", parts)
+
+
+def step_time_split(workload, hw, dtype=None):
+    """{"compute roof": s, "memory roof": s}: the workload's kernels each at its own roofline bound, added by
+    which roof holds it (a matmul of thousands of tokens is at the compute roof; norms, activations and the
+    optimizer update are at the memory roof)."""
+    out = {"compute roof": 0.0, "memory roof": 0.0}
+    for p in estimate(workload, hw, dtype).parts:
+        key = "compute roof" if p.t_math >= p.t_mem else "memory roof"
+        out[key] += float(p.lower)
+    return out
+
+
+_PER_SEQUENCE = {}
+
+
+def _per_sequence(m, hw, s, compute, recompute):
+    """(forward + backward (+ recompute) seconds, backward's share of them) for one sequence on one whole chip."""
+    key = (id(m), m.name, hw.name, s, compute, recompute)
+    if key not in _PER_SEQUENCE:
+        parts = _step_parts(m, 1, s, compute, recompute)
+        times = [float(sum(p.lower for p in estimate(part, hw).parts)) for part in parts]
+        _PER_SEQUENCE[key] = (sum(times), times[1] / sum(times))
+    return _PER_SEQUENCE[key]
+
+
+def _ring(message, n, bandwidth):
+    """Seconds of a ring all-reduce of ``message`` bytes over n chips at ``bandwidth`` byte/s each."""
+    return 2 * (n - 1) / n * message / bandwidth
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainStep:
+    """One configuration's step on one chip: its terms (seconds; numbers or arrays), tokens/s per chip, MFU,
+    memory and whether it fits; ``bytes_sent``: what the chip sends per step in each kind of collective.
+    ``binding``: the largest term."""
+
+    terms: dict
+    step_time_s: object
+    tokens_per_s_per_chip: object
+    mfu: object
+    memory: TrainingMemory
+    fits: object
+    config: dict
+    bytes_sent: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def binding(self):
+        names = list(self.terms)
+        stacked = np.stack([np.broadcast_to(self.terms[n], np.shape(self.step_time_s)) for n in names])
+        which = np.argmax(stacked, axis=0)
+        return names[int(which)] if np.ndim(which) == 0 else np.array(names)[which]
+
+
+def _layout(topology, tp, cp, dp, pp):
+    """Bus bandwidths (byte/s per GPU) of the tp, cp, dp and pp groups. A group inside one node runs at the
+    node's bus bandwidth. One that spans nodes has k members on each node (the node's GPUs over the span of the
+    faster groups), and NCCL's rings then cross nodes through k NICs at once: min(k x NIC, bus) (with k = 1 when
+    tensor parallelism fills the node, one NIC per GPU)."""
+    node = topology.gpus_per_node
+    nic = topology.nic_bandwidth or 0.0
+    bus = topology.bus_bandwidth
+
+    def link(inner, size):
+        inside = (inner * size <= node) | (size == 1)
+        if nic == 0 and np.any(~inside):
+            raise ValueError(f"{topology.name}: a group spans more than one node of {node} GPUs, but the "
+                             "topology gives no NIC bandwidth (nic_GBps)")
+        per_node = np.minimum(np.maximum(node // inner, 1), size)
+        return np.where(inside, bus, np.minimum(per_node * nic, bus))
+
+    return link(1, tp), link(tp, cp), link(tp * cp, dp), link(tp * cp * dp, pp)
+
+
+def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, cp, zero_stage,
+                         recompute, sp, virtual_stages, precision, optimizer, flash_attention=True):
+    compute = PRECISIONS[precision]
+    s = seq_len
+    dp = n_chips // (tp * pp * cp)
+    mb = global_batch / (dp * micro_batch)  # micro-batches per step per pipeline
+    per_seq, bwd_share = _per_sequence(m, hw, s, compute, recompute)
+    layers = np.ceil(m.num_layers / pp)  # the slowest stage's layers set the pace
+    t_mb = per_seq * micro_batch / (tp * cp) * layers / m.num_layers  # one micro-batch through one stage
+    bw_tp, bw_cp, bw_dp, bw_pp = _layout(topo, tp, cp, dp, pp)
+    act = micro_batch * (s / cp) * m.hidden_size * 2  # one activation tensor of a micro-batch, bytes
+    n_tp_collectives = 4 + np.where(recompute == "full", 2, 0)
+    tp_comm = np.where(tp > 1, mb * layers * n_tp_collectives * _ring(act, tp, bw_tp), 0.0)
+    kv = micro_batch * (s / cp) * 2 * m.num_kv_heads * m.head_dim * 2
+    cp_mb = np.where(cp > 1, layers * 3 * (cp - 1) * kv / bw_cp, 0.0)  # K, V forward; dK, dV and K, V backward
+    cp_comm = mb * np.maximum(cp_mb - t_mb, 0.0)
+    pp_comm = np.where(pp > 1, mb * 2 * act / (tp * bw_pp), 0.0)
+    params = m.n_params / (tp * pp)
+    w_bytes, g_bytes, _ = bytes_per_param(optimizer)
+    shards = dp * cp
+    zero = np.asarray(zero_stage)
+    dp_reduce = np.where(shards > 1, _ring(params * g_bytes, shards, bw_dp), 0.0)
+    dp_exposed_02 = np.maximum(dp_reduce - bwd_share * t_mb, 0.0)
+    gather = np.where(shards > 1, 1.5 * _ring(params * w_bytes, shards, bw_dp), 0.0)  # AG, AG, RS
+    dp_exposed_3 = mb * np.maximum(gather - t_mb, 0.0)
+    dp_comm = np.where(zero >= 3, dp_exposed_3, dp_exposed_02)
+    updated = params / np.where(zero >= 1, shards, 1)
+    optimizer_s = updated * OPTIMIZER_BYTES_PER_PARAM / hw.mem_bandwidth
+    compute_s = mb * t_mb
+    bubble = (pp - 1) / virtual_stages * t_mb
+    terms = {"compute": compute_s, "pipeline bubble": bubble, "tensor parallel": tp_comm,
+             "context parallel": cp_comm, "pipeline sends": pp_comm, "data parallel": dp_comm,
+             "optimizer": optimizer_s}
+    wire = {"tensor parallel": np.where(tp > 1, mb * layers * n_tp_collectives * 2 * (tp - 1) / tp * act, 0.0),
+            "context parallel": np.where(cp > 1, mb * layers * 3 * (cp - 1) * kv, 0.0),
+            "pipeline sends": np.where(pp > 1, mb * 2 * act / tp, 0.0),
+            "data parallel": np.where(shards > 1, np.where(
+                zero >= 3, mb * 3 * (shards - 1) / shards * params * w_bytes,
+                2 * (shards - 1) / shards * params * g_bytes), 0.0)}
+    step = sum(terms.values())
+    tokens = global_batch * s / (step * n_chips)
+    model_flops = _course(m, s, False, "none")
+    mfu = tokens * model_flops / hw.peak_flops(compute)
+    mem = memory_unchecked(m, micro_batch, s, zero_stage=zero, dp=dp, tp=tp, pp=pp, cp=cp, sp=sp,
+                           recompute=recompute, flash=flash_attention, optimizer=optimizer, microbatches=mb,
+                           virtual_stages=virtual_stages, dropout=False)
+    config = dict(n_chips=n_chips, seq_len=s, global_batch=global_batch, micro_batch=micro_batch, tp=tp, pp=pp,
+                  cp=cp, dp=dp, zero_stage=zero_stage, recompute=recompute, sp=sp, virtual_stages=virtual_stages,
+                  precision=precision, optimizer=optimizer, topology=topo.name)
+    return TrainStep(terms, step, tokens, mfu, mem, mem.total <= hw.mem_capacity, config, wire)
+
+
+def _topology_for(hw, topology):
+    if topology is not None:
+        return get_topology(topology)
+    if hw.name not in TOPOLOGY_FOR_CHIP:
+        raise ValueError(f"no default topology for {hw.name}; pass topology= one of data/topologies.toml's "
+                         f"systems ({', '.join(sorted(set(TOPOLOGY_FOR_CHIP.values())))} ...)")
+    return get_topology(TOPOLOGY_FOR_CHIP[hw.name])
+
+
+def _check_layout(n_chips, global_batch, micro_batch, tp, pp, cp, m, virtual_stages):
+    if n_chips % (tp * pp * cp):
+        raise ValueError(f"n_chips ({n_chips}) must be a multiple of tp x pp x cp ({tp} x {pp} x {cp} = "
+                         f"{tp * pp * cp}): the rest is the data-parallel degree")
+    dp = n_chips // (tp * pp * cp)
+    if global_batch % (dp * micro_batch):
+        raise ValueError(f"global_batch ({global_batch} sequences) must be a multiple of dp x micro_batch "
+                         f"({dp} x {micro_batch}): every data-parallel replica runs whole micro-batches")
+    if pp > m.num_layers:
+        raise ValueError(f"pp ({pp}) exceeds the model's {m.num_layers} layers")
+    if m.num_heads % tp:
+        raise ValueError(f"tp ({tp}) must divide the model's {m.num_heads} attention heads")
+    if virtual_stages > 1 and pp == 1:
+        raise ValueError("virtual_stages > 1 interleaves pipeline stages: it needs pp > 1")
+
+
+def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1, pp=1, cp=1, zero_stage=1,
+               recompute="none", sp=True, virtual_stages=1, precision="bf16", optimizer="adamw", topology=None):
+    """One training step of ``global_batch`` sequences of ``seq_len`` tokens on ``n_chips`` chips
+    (dp = n_chips / (tp pp cp)), as the terms of the module docstring: a ``TrainStep``."""
+    m, hw = get_model(model), get_accelerator(hw)
+    ints = {name: positive(name, v, integer=True) for name, v in (
+        ("n_chips", n_chips), ("seq_len", seq_len), ("global_batch", global_batch), ("micro_batch", micro_batch),
+        ("tp", tp), ("pp", pp), ("cp", cp), ("virtual_stages", virtual_stages))}
+    if zero_stage not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage must be 0, 1, 2 or 3 (3 = FSDP's full sharding), got {zero_stage!r}")
+    if recompute not in RECOMPUTE:
+        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {recompute!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)}")
+    _precision(precision)
+    if PRECISIONS[precision] not in hw.peak_flops_by_dtype:
+        raise ValueError(f"{hw.name} has no {precision} peak; its formats: {', '.join(hw.dtypes)}")
+    _check_layout(ints["n_chips"], ints["global_batch"], ints["micro_batch"], ints["tp"], ints["pp"], ints["cp"],
+                  m, ints["virtual_stages"])
+    return train_step_unchecked(m, hw, _topology_for(hw, topology), zero_stage=zero_stage, recompute=recompute,
+                                sp=bool(sp), precision=precision, optimizer=optimizer, **ints)
+
+
+def critical_tokens_per_chip(hw, link_bandwidth, *, zero_stage=0, grad_bytes=2, dtype="bf16"):
+    """Tokens per chip per step below which data parallelism is communication-bound (How to Scale Your Model's
+    critical batch): 6 N FLOPs per token of compute against the bytes of N parameters on the wire, the
+    all-reduce's two passes of ``grad_bytes`` (ZeRO-3: three passes, two all-gathers and a reduce-scatter).
+    N cancels: peak / bandwidth x bytes per parameter moved / 6."""
+    hw = get_accelerator(hw)
+    w = positive("link_bandwidth", link_bandwidth)
+    passes = 3 if zero_stage == 3 else 2
+    return hw.peak_flops(dtype) / w * passes * positive("grad_bytes", grad_bytes) / 6
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """Every configuration tried (arrays, one entry each) and the fastest that fit."""
+
+    configs: dict  # name -> array
+    step_time_s: np.ndarray
+    tokens_per_s_per_chip: np.ndarray
+    mfu: np.ndarray
+    memory_bytes: np.ndarray
+    fits: np.ndarray
+
+    def __len__(self):
+        return len(self.step_time_s)
+
+    def best(self, k=5):
+        """The ``k`` fastest configurations that fit, as dicts (config, step time, tokens/s/chip, MFU, GB)."""
+        order = [i for i in np.argsort(self.step_time_s) if self.fits[i]][:k]
+        return [dict({n: (v[i].item() if hasattr(v[i], "item") else v[i]) for n, v in self.configs.items()},
+                     step_time_s=float(self.step_time_s[i]), tokens_per_s_per_chip=float(
+                         self.tokens_per_s_per_chip[i]), mfu=float(self.mfu[i]),
+                     memory_GB=float(self.memory_bytes[i] / 1e9)) for i in order]
+
+
+def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=None, cps=(1, 2, 4, 8),
+           zero_stages=(0, 1, 2, 3), recomputes=RECOMPUTE, micro_batches=(1, 2, 4, 8), virtual_stages=1,
+           precision="bf16", optimizer="adamw", topology=None):
+    """Every (tp, pp, cp, zero stage, recompute, micro-batch) configuration of ``n_chips`` chips for a step of
+    ``global_batch`` sequences, evaluated at once (numpy), with the memory each needs: a ``SearchResult``
+    (``.best(k)``). ``pps`` defaults to every stage count up to 64 (or the layer count): with uneven stages the one
+    of ceil(L / pp) layers sets the pace."""
+    m, hw = get_model(model), get_accelerator(hw)
+    n = positive("n_chips", n_chips, integer=True)
+    s = positive("seq_len", seq_len, integer=True)
+    gb = positive("global_batch", global_batch, integer=True)
+    topo = _topology_for(hw, topology)
+    pps = range(1, min(m.num_layers, 64) + 1) if pps is None else pps
+    rows = []
+    for tp in tps:
+        for pp in pps:
+            for cp in cps:
+                if n % (tp * pp * cp) or m.num_heads % tp:
+                    continue
+                dp = n // (tp * pp * cp)
+                for b in micro_batches:
+                    if gb % (dp * b) == 0:
+                        rows.append((tp, pp, cp, b))
+    if not rows:
+        raise ValueError(f"no (tp, pp, cp, micro_batch) divides {n} chips and {gb} sequences; try other sizes")
+    grid = np.array(rows)
+    tp, pp, cp, b = (grid[:, i] for i in range(4))
+    out = {name: [] for name in ("step", "tokens", "mfu", "mem", "fits", "zero", "recompute")}
+    cols = {"tp": [], "pp": [], "cp": [], "micro_batch": []}
+    for recompute in recomputes:
+        for zero in zero_stages:
+            st = train_step_unchecked(m, hw, topo, n_chips=n, seq_len=s, global_batch=gb, micro_batch=b, tp=tp,
+                                      pp=pp, cp=cp, zero_stage=np.full(len(tp), zero), recompute=recompute,
+                                      sp=True, virtual_stages=np.where(pp > 1, virtual_stages, 1),
+                                      precision=precision, optimizer=optimizer)
+            out["step"].append(st.step_time_s)
+            out["tokens"].append(st.tokens_per_s_per_chip)
+            out["mfu"].append(st.mfu)
+            out["mem"].append(st.memory.total)
+            out["fits"].append(st.fits)
+            out["zero"].append(np.full(len(tp), zero))
+            out["recompute"].append(np.full(len(tp), recompute))
+            for name, col in (("tp", tp), ("pp", pp), ("cp", cp), ("micro_batch", b)):
+                cols[name].append(col)
+    configs = {name: np.concatenate(v) for name, v in cols.items()}
+    configs["dp"] = n // (configs["tp"] * configs["pp"] * configs["cp"])
+    configs["zero_stage"] = np.concatenate(out["zero"])
+    configs["recompute"] = np.concatenate(out["recompute"])
+    return SearchResult(configs, np.concatenate(out["step"]), np.concatenate(out["tokens"]),
+                        np.concatenate(out["mfu"]), np.concatenate(out["mem"]), np.concatenate(out["fits"]))
+
+
+__all__ = ["OPTIMIZER_BYTES_PER_PARAM", "PRECISIONS", "SearchResult", "TOPOLOGY_FOR_CHIP", "TrainStep",
+           "critical_tokens_per_chip", "pipeline_bubble", "search", "step_time_split", "step_workload",
+           "train_step", "train_step_unchecked"]

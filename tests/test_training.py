@@ -1,0 +1,195 @@
+"""rl.training against hand derivations and published figures: 6N, the attention term, MFU, model-state bytes,
+Korthikanti's activations, pipeline bubbles, the conventions sources use, the step's terms and the search."""
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import roofline_lib as rl
+
+T = rl.training
+
+
+def llama2_7b_matmul_weights():
+    """By hand from config.json: 32 layers of q, k, v, o (4 x 4096^2) and gate, up, down (3 x 4096 x 11008),
+    plus the LM head 32000 x 4096."""
+    return 32 * (4 * 4096 ** 2 + 3 * 4096 * 11008) + 32000 * 4096
+
+
+def test_six_n_derived_from_one_matmul():
+    # Y = X W (M tokens, K in, N out): forward 2MNK; dX = dY W^T: 2MNK; dW = X^T dY: 2MNK
+    M, N, K = sp.symbols("M N K", positive=True)
+    forward, grad_input, grad_weight = 2 * M * N * K, 2 * M * N * K, 2 * M * N * K
+    per_token_per_weight = sp.simplify((forward + grad_input + grad_weight) / (M * N * K))
+    assert per_token_per_weight == 6
+
+
+def test_six_n_at_short_length():
+    per_token = T.flops_per_token("llama-2-7b", 1)
+    attention_at_one = 12 * 32 * 32 * 128 * 1
+    assert per_token == 6 * llama2_7b_matmul_weights() + attention_at_one
+    assert T.flops_per_token("llama-2-7b", 1, convention="6N") == 6 * rl.get_model("llama-2-7b").n_params
+
+
+def test_attention_term_and_its_causal_half():
+    L, H, d = 32, 32, 128
+    for s in (2048, 8192):
+        full = T.flops_per_token("llama-2-7b", s) - 6 * llama2_7b_matmul_weights()
+        causal = T.flops_per_token("llama-2-7b", s, causal=True) - 6 * llama2_7b_matmul_weights()
+        assert full == 12 * L * H * d * s
+        assert causal == 6 * L * H * d * s
+
+
+def test_recompute_adds_a_forward():
+    s, layers = 2048, llama2_7b_matmul_weights() - 32000 * 4096
+    attention_forward = 4 * 32 * 32 * 128 * s
+    base = T.flops_per_token("llama-2-7b", s)
+    assert T.flops_per_token("llama-2-7b", s, recompute="full") == base + 2 * layers + attention_forward
+    assert T.flops_per_token("llama-2-7b", s, recompute="selective") == base + attention_forward
+
+
+def gpt(h, L, V=51200, heads=None):
+    """A Megatron GPT of hidden size h and L layers: 4h GELU MLP, multi-head attention, tied embeddings."""
+    heads = heads or h // 128
+    return rl.specs.models.Model(name=f"gpt-{h}-{L}", hidden_size=h, intermediate_size=4 * h, num_layers=L,
+                                 num_heads=heads, num_kv_heads=heads, head_dim=h // heads, vocab_size=V,
+                                 tie_word_embeddings=True, norm="layernorm", mlp="plain", linear_bias=True)
+
+
+@pytest.mark.parametrize("h,L", [(2304, 24), (12288, 96), (20480, 105)])
+def test_megatron_conventions_are_the_papers_formulas(h, L):
+    m, s, V = gpt(h, L), 2048, 51200
+    eq3 = 96 * s * L * h ** 2 * (1 + s / (6 * h) + V / (16 * L * h)) / s  # Narayanan et al. 2021, Eq. 3, per token
+    model = 72 * s * L * h ** 2 * (1 + s / (6 * h) + V / (12 * L * h)) / s  # Korthikanti et al. 2022, model FLOPs
+    assert T.flops_per_token(m, s, convention="megatron2021") == pytest.approx(eq3, rel=1e-12)
+    assert T.flops_per_token(m, s, convention="megatron_model") == pytest.approx(model, rel=1e-12)
+    assert T.convert_flops(m, s, 100e12, "megatron2021", "megatron_model") == pytest.approx(100e12 * model / eq3)
+
+
+def test_mt_nlg_mfu_from_its_step_time():
+    # Smith et al. 2022: 2240 A100s, batch 1920 x 2048 tokens, 60.1 s per iteration; PaLM Table 3: MFU 30.2 %
+    tokens_per_s_per_chip = 1920 * 2048 / 60.1 / 2240
+    u = T.mfu("gpt-530b", tokens_per_s_per_chip, "a100-80gb-sxm", 2048, convention="palm")
+    assert u == pytest.approx(0.302, abs=0.0015)
+
+
+def test_time_to_train_hand_value():
+    # 6N only: 1e12 tokens x 6 x N / (1024 x 989.4e12 x 0.4)
+    n = rl.get_model("llama-2-7b").n_params
+    t = T.time_to_train("llama-2-7b", 1e12, 1024, "h100-sxm", 4096, mfu=0.4, convention="6N")
+    assert t.seconds == pytest.approx(1e12 * 6 * n / (1024 * 989.4e12 * 0.4))
+    assert t.chip_hours == pytest.approx(t.seconds * 1024 / 3600)
+    with pytest.raises(ValueError, match="percentage"):
+        T.time_to_train("llama-2-7b", 1e12, 1024, "h100-sxm", 4096, mfu=40)
+
+
+def test_adamw_is_16_bytes_per_param_and_zero3_divides_by_dp():
+    assert sum(T.OPTIMIZERS["adamw"].values()) == 16
+    assert [sum(T.OPTIMIZERS[o].values()) for o in ("adamw_fp32_grads", "adamw_fp16", "adamw_fp32")] == [18, 20, 16]
+    n = rl.get_model("llama-2-7b").n_params
+    for dp in (1, 8, 64):
+        mem = T.memory("llama-2-7b", 1, 4096, zero_stage=3, dp=dp)
+        assert mem.model_states == pytest.approx(16 * n / dp)
+    # Megatron's distributed optimizer (ZeRO-1), bf16 parameters and fp32 gradients: 6 + 12/d bytes per parameter
+    mem = T.memory("llama-2-7b", 1, 4096, zero_stage=1, dp=8, optimizer="adamw_fp32_grads")
+    assert mem.model_states == pytest.approx(n * (6 + 12 / 8))
+
+
+def test_korthikanti_activations_gpt3_175b():
+    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    m = rl.get_model("gpt-3-175b")
+    kw = dict(flash_attention=False, dropout=True)
+    assert T.activation_bytes_per_layer(m, b, s, **kw) == pytest.approx(s * b * h * (34 + 5 * a * s / h))
+    assert T.activation_bytes_per_layer(m, b, s, tp=t, **kw) == pytest.approx(
+        s * b * h * (10 + 24 / t + 5 * a * s / (h * t)))
+    assert T.activation_bytes_per_layer(m, b, s, tp=t, sp=True, **kw) == pytest.approx(
+        s * b * h * (34 / t + 5 * a * s / (h * t)))
+    assert T.activation_bytes_per_layer(m, b, s, tp=t, sp=True, recompute="selective", **kw) == pytest.approx(
+        s * b * h * 34 / t)
+    assert T.activation_bytes_per_layer(m, b, s, tp=t, sp=True, recompute="full", **kw) == pytest.approx(
+        2 * s * b * h / t)
+    # about 2.87 GB per layer per sequence, 275 GB for the 96 layers: why 175B needs recomputation or sharding
+    assert 96 * T.activation_bytes_per_layer(m, b, s, **kw) == pytest.approx(275.4e9, rel=1e-3)
+
+
+@pytest.mark.parametrize("p,m,v", [(8, 32, 1), (8, 32, 2), (16, 16, 4), (1, 5, 1)])
+def test_pipeline_bubble(p, m, v):
+    assert T.pipeline_bubble(p, m, v) == pytest.approx((p - 1) / (v * m))
+
+
+def test_pipeline_first_stage_holds_p_microbatches():
+    one = T.memory("llama-2-7b", 1, 4096, pp=1).activations
+    assert T.memory("llama-2-7b", 1, 4096, pp=4, microbatches=16).activations == pytest.approx(one)
+    assert T.memory("llama-2-7b", 1, 4096, pp=4, microbatches=16, virtual_stages=2).activations == pytest.approx(
+        one * (1 + 3 / 8))
+
+
+def test_critical_tokens_per_chip():
+    # H100 bf16 989.4 TFLOP/s against a 400 Gb/s NIC (50 GB/s): 6N FLOPs vs 2 x 2N bytes per token
+    assert T.critical_tokens_per_chip("h100-sxm", 50e9) == pytest.approx(989.4e12 / 50e9 * 4 / 6)
+    assert T.critical_tokens_per_chip("h100-sxm", 50e9, zero_stage=3) == pytest.approx(989.4e12 / 50e9)
+
+
+def test_one_chip_step_is_its_workload_on_the_roofline():
+    m, hw, s, gb = rl.get_model("llama-2-7b"), rl.get_accelerator("h100-sxm"), 2048, 4
+    st = T.train_step(m, hw, n_chips=1, seq_len=s, global_batch=gb, micro_batch=1, zero_stage=0)
+    w = T.step_workload(m, gb, s)
+    lower = sum(float(p.lower) for p in rl.estimate(w, hw).parts)
+    assert st.terms["compute"] + st.terms["optimizer"] == pytest.approx(lower, rel=1e-9)
+    assert sum(T.step_time_split(w, hw).values()) == pytest.approx(lower)
+    assert st.tokens_per_s_per_chip == pytest.approx(gb * s / st.step_time_s)
+
+
+def test_h100_reaches_a_lower_mfu_bound_than_a100_on_7b():
+    # the memory-bound kernels weigh more where the ridge point is higher (H100 295 vs A100 153 FLOP/byte)
+    mfus = {}
+    for chip in ("a100-80gb-sxm", "h100-sxm"):
+        st = T.train_step("llama-2-7b", chip, n_chips=8, seq_len=4096, global_batch=64, micro_batch=2,
+                          zero_stage=3)
+        mfus[chip] = float(st.mfu)
+    assert mfus["h100-sxm"] < mfus["a100-80gb-sxm"]
+
+
+def test_zero3_sends_the_same_bytes_while_compute_shrinks():
+    # Narayanan et al. 2021, Table 2: ZeRO-3 on 175B at batch 1536 falls from 144 to 44 TFLOP/s, 384 -> 1536 GPUs.
+    # Per chip, each step gathers the weights twice and reduce-scatters the gradients: 3 x 2 bytes x N, at any
+    # chip count; the compute per chip falls as 1 / chips.
+    n_params = rl.get_model("gpt-3-175b").n_params
+    steps = {n: T.train_step("gpt-3-175b", "a100-80gb-sxm", n_chips=n, seq_len=2048, global_batch=1536,
+                             micro_batch=1536 // n, zero_stage=3, recompute="full") for n in (384, 1536)}
+    for n, st in steps.items():
+        assert st.bytes_sent["data parallel"] == pytest.approx(3 * (n - 1) / n * 2 * n_params)
+    assert steps[384].terms["compute"] / steps[1536].terms["compute"] == pytest.approx(4)
+
+
+def test_search_405b_on_16k_gpus():
+    r = T.search("llama-3.1-405b", "h100-sxm", n_chips=16384, seq_len=8192, global_batch=2048)
+    assert len(r) > 1000
+    best = r.best(3)
+    assert best and all(b["tp"] * b["pp"] * b["cp"] * b["dp"] == 16384 for b in best)
+    assert all(b["memory_GB"] * 1e9 <= rl.get_accelerator("h100-sxm").mem_capacity for b in best)
+    assert [b["step_time_s"] for b in best] == sorted(b["step_time_s"] for b in best)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: T.flops_per_token("llama-2-7b", 0), "seq_len"),
+    (lambda: T.flops_per_token("llama-2-7b", 2048, convention="kaplan"), "unknown FLOP convention"),
+    (lambda: T.flops_per_token("llama-2-7b", 2048, causal=True, convention="palm"), "fixes"),
+    (lambda: T.memory("llama-2-7b", 1, 2048, zero_stage=4), "zero_stage"),
+    (lambda: T.memory("llama-2-7b", 1, 2048, recompute="some"), "recompute"),
+    (lambda: T.memory("llama-2-7b", 1, 2048, optimizer="lion"), "unknown optimizer"),
+    (lambda: T.train_step("llama-2-7b", "h100-sxm", n_chips=12, seq_len=2048, global_batch=8, tp=8),
+     "multiple of tp"),
+    (lambda: T.train_step("llama-2-7b", "h100-sxm", n_chips=8, seq_len=2048, global_batch=12), "global_batch"),
+    (lambda: T.train_step("llama-2-7b", "a100-80gb-sxm", n_chips=8, seq_len=2048, global_batch=8,
+                          precision="fp8"), "no fp8 peak"),
+    (lambda: T.train_step("llama-2-7b", "l4", n_chips=8, seq_len=2048, global_batch=8), "topology"),
+])
+def test_bad_input_is_named(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_vectorised_memory():
+    mem = T.memory("llama-2-7b", np.array([1, 2, 4]), 4096, zero_stage=1, dp=8)
+    assert np.all(np.diff(mem.activations) > 0) and mem.total.shape == (3,)
