@@ -23,7 +23,15 @@ Conventions (``CONVENTIONS``; ``convert_flops`` converts a published FLOP/s betw
 - ``"torchtitan"``: 6 (N - embedding) + 12 L H Q T (torchtitan's ``get_num_flop_per_token``);
 - ``"megatron2021"``: Narayanan et al. 2021's Eq. 3, 96 B s l h^2 (1 + s/6h + V/16lh) per iteration: the
   recomputed forward included (a hardware count), attention full;
-- ``"megatron_model"``: the same as ``"model"`` (Korthikanti et al.'s name for it).
+- ``"megatron_model"``: the same as ``"model"`` (Korthikanti et al.'s name for it);
+- ``"megatron-core"``: Megatron-LM's ``num_floating_point_operations`` (GQA and SwiGLU exact, logits counted,
+  attention full): the same as ``"model"``;
+- ``"megatron-bridge"`` (NeMo 2.x's flop calculators) and ``"ml-engineering"`` (stas00's benchmark): causal
+  attention, GQA and SwiGLU exact, the LM head counted, the embedding not: the same as ``"causal"``;
+- ``"llm-foundry"``: 6 N + 12 L d_model T, N every parameter (``collect_results.py``; MPT is multi-head, so
+  d_model = H Q and this is ``"palm"``);
+- ``"llama3-paper"``: the Llama 3 paper's TFLOP/s per GPU, whose count is not published where it was checked:
+  taken as ``"model"`` (an assumption, said where it is used).
 """
 
 from __future__ import annotations
@@ -98,6 +106,11 @@ CONVENTIONS = {
     "6N": lambda m, T: 6 * m.n_active_params + 0 * T,
     "torchtitan": lambda m, T: 6 * (m.n_active_params - m.vocab_size * m.hidden_size) + 3 * _attention_forward(m, T),
     "megatron2021": lambda m, T: _course(m, T, False, "full"),
+    "megatron-core": lambda m, T: _course(m, T, False, "none"),
+    "megatron-bridge": lambda m, T: _course(m, T, True, "none"),
+    "ml-engineering": lambda m, T: _course(m, T, True, "none"),
+    "llm-foundry": lambda m, T: 6 * m.n_active_params + 12 * m.num_layers * m.hidden_size * T,
+    "llama3-paper": lambda m, T: _course(m, T, False, "none"),
 }
 
 
@@ -144,9 +157,10 @@ def _peak(hw, dtype):
     return get_accelerator(hw).peak_flops(dtype)
 
 
-def mfu(model, tokens_per_s_per_chip, hw, seq_len, *, dtype="bf16", convention="model"):
-    """Model FLOPs utilisation: model FLOPs per token x tokens/s per chip / the chip's dense peak for ``dtype``.
-    PaLM's definition: the FLOPs the model needs (no recomputation), not those the hardware ran."""
+def mfu(model, tokens_per_s_per_chip, hw, seq_len, *, dtype="bf16", convention="causal"):
+    """Model FLOPs utilisation: model FLOPs per token x tokens/s per chip / the chip's dense peak for ``dtype``:
+    the FLOPs the model needs (no recomputation), not those the hardware ran. The course counts attention causal
+    (what a decoder needs); ``convention="palm"`` (or "model") gives PaLM's MFU, full attention."""
     m, T = get_model(model), _seq_len(seq_len)
     rate = positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
     return rate * _convention(convention)(m, T) / _peak(hw, dtype)
@@ -166,7 +180,7 @@ class TrainingTime(typing.NamedTuple):
     chip_hours: object
 
 
-def time_to_train(model, tokens, n_chips, hw, seq_len, *, mfu, dtype="bf16", convention="model"):
+def time_to_train(model, tokens, n_chips, hw, seq_len, *, mfu, dtype="bf16", convention="causal"):
     """Time to train ``model`` on ``tokens`` tokens with ``n_chips`` chips running at ``mfu`` (a fraction in
     (0, 1]) of their dense ``dtype`` peak: tokens x FLOPs per token / (n_chips x peak x mfu). Vectorised."""
     m, T = get_model(model), _seq_len(seq_len)

@@ -171,6 +171,48 @@ def published_measurements(directory=TRAINING_DIR):
     return out
 
 
+RUNS_DIR = TRAINING_DIR / "runs"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingRun:
+    """A whole pretraining run as a model card states it: chip-hours for a number of tokens."""
+
+    id: str
+    model: Model
+    chip: str
+    seq_len: int
+    gpu_hours: float
+    tokens_trained: float
+    quote: str
+    source: str
+    notes: str = ""
+
+    def implied_mfu(self, convention="causal"):
+        """The average MFU the card's hours imply: tokens x FLOPs per token / (hours x 3600 x dense bf16 peak).
+        A whole run (restarts, evaluation, warm-up included), so below any step's MFU."""
+        per_token = _convention(convention)(self.model, self.seq_len)
+        return self.tokens_trained * per_token / (self.gpu_hours * 3600 * get_accelerator(self.chip).peak_flops())
+
+
+def training_runs(directory=RUNS_DIR):
+    """The whole-run records of ``data/training/runs/`` (GPU-hours of pretraining from model cards)."""
+    out = []
+    for path in sorted(pathlib.Path(directory).glob("*.toml")):
+        raw = read_toml(path)
+        for r in raw.get("record", []):
+            entry = Entry(r, f"{path.name} (record {r.get('id', '?')!r})")
+            entry.require(("id", "model", "chip", "seq_len", "value", "tokens_trained", "quote"))
+            if r.get("measures", "gpu_hours") != "gpu_hours":
+                entry.fail("measures", "must be 'gpu_hours' in a file of whole runs")
+            out.append(TrainingRun(r["id"], get_model(r["model"]), get_accelerator(r["chip"]).name,
+                                   entry.figure("seq_len", r["seq_len"], integer=True),
+                                   entry.figure("value", r["value"]), entry.figure("tokens_trained",
+                                                                                     r["tokens_trained"]),
+                                   r["quote"], str(r.get("source", raw.get("source", ""))), r.get("notes", "")))
+    return out
+
+
 def bound_tokens_per_s_per_chip(rec):
     """The most tokens/s one chip could train: its dense peak for the run's precision over the causal count."""
     peak = get_accelerator(rec.chip).peak_flops(PRECISIONS[rec.precision])
@@ -204,8 +246,9 @@ class TrainingComparison:
     measured_tokens_per_s_per_chip: float
     bound_tokens_per_s_per_chip: float
     estimate_tokens_per_s_per_chip: float | None
-    mfu: float  # measured, model FLOPs ("model" count) over the dense peak of the run's precision
-    mfu_bf16_peak: float  # the same over the bf16 peak (what an FP8 run's MFU is often quoted against)
+    mfu: float  # measured x causal model FLOPs over the dense peak of the run's precision (= of_bound)
+    mfu_full_attention: float  # the same with attention counted full (PaLM's 12 L H Q T)
+    mfu_bf16_peak: float  # causal, over the bf16 peak (what an FP8 run's MFU is often quoted against)
 
     @property
     def id(self):
@@ -220,10 +263,10 @@ class TrainingComparison:
 def compare(rec):
     hw = get_accelerator(rec.chip)
     measured = float(rec.measured_tokens_per_s_per_chip)
-    model_flops = _course(rec.model, rec.seq_len, False, "none")
+    causal, full = (_course(rec.model, rec.seq_len, c, "none") for c in (True, False))
+    peak = hw.peak_flops(PRECISIONS[rec.precision])
     return TrainingComparison(rec, measured, float(bound_tokens_per_s_per_chip(rec)), _estimate(rec),
-                              measured * model_flops / hw.peak_flops(PRECISIONS[rec.precision]),
-                              measured * model_flops / hw.peak_flops("bf16"))
+                              measured * causal / peak, measured * full / peak, measured * causal / hw.peak_flops("bf16"))
 
 
 def measured_vs_predicted(records=None):
@@ -233,5 +276,6 @@ def measured_vs_predicted(records=None):
     return [compare(r) for r in records]
 
 
-__all__ = ["MEASURES", "TRAINING_DIR", "TrainingComparison", "TrainingRecord", "bound_tokens_per_s_per_chip",
-           "compare", "load_measurements", "measured_vs_predicted", "published_measurements"]
+__all__ = ["MEASURES", "RUNS_DIR", "TRAINING_DIR", "TrainingComparison", "TrainingRecord", "TrainingRun",
+           "bound_tokens_per_s_per_chip", "compare", "load_measurements", "measured_vs_predicted",
+           "published_measurements", "training_runs"]

@@ -16,7 +16,8 @@ Many chips (``train_step``), the terms of one step on one chip (seconds):
   (``pipeline_bubble``; 1F1B and interleaved 1F1B);
 - tensor (and sequence) parallel: per layer and micro-batch two all-reduces of the activations in the forward
   and two in the backward (with sequence parallelism all-gathers and reduce-scatters of the same bytes; full
-  recomputation adds the forward's two), over the node's NVLink, not overlapped;
+  recomputation adds the forward's two), over the node's NVLink, run under the matmuls where the software
+  overlaps them (``tp_overlap``, the default) or added whole;
 - context parallel: ring attention passes K and V around the ``cp`` chips (and dK, dV back in the backward),
   hidden behind the micro-batch's compute where it is shorter;
 - pipeline: each micro-batch's activations sent to the next stage and its gradient back, over the NIC;
@@ -185,7 +186,7 @@ def _layout(topology, tp, cp, dp, pp):
 
 
 def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, cp, zero_stage,
-                         recompute, sp, virtual_stages, precision, optimizer, flash_attention=True):
+                         recompute, sp, virtual_stages, precision, optimizer, flash_attention=True, tp_overlap=True):
     compute = PRECISIONS[precision]
     s = seq_len
     dp = n_chips // (tp * pp * cp)
@@ -196,7 +197,8 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     bw_tp, bw_cp, bw_dp, bw_pp = _layout(topo, tp, cp, dp, pp)
     act = micro_batch * (s / cp) * m.hidden_size * 2  # one activation tensor of a micro-batch, bytes
     n_tp_collectives = 4 + np.where(recompute == "full", 2, 0)
-    tp_comm = np.where(tp > 1, mb * layers * n_tp_collectives * _ring(act, tp, bw_tp), 0.0)
+    tp_all = np.where(tp > 1, mb * layers * n_tp_collectives * _ring(act, tp, bw_tp), 0.0)
+    tp_comm = np.maximum(tp_all - mb * t_mb, 0.0) if tp_overlap else tp_all  # overlapped with the matmuls
     kv = micro_batch * (s / cp) * 2 * m.num_kv_heads * m.head_dim * 2
     cp_mb = np.where(cp > 1, layers * 3 * (cp - 1) * kv / bw_cp, 0.0)  # K, V forward; dK, dV and K, V backward
     cp_comm = mb * np.maximum(cp_mb - t_mb, 0.0)
@@ -225,7 +227,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
                 2 * (shards - 1) / shards * params * g_bytes), 0.0)}
     step = sum(terms.values())
     tokens = global_batch * s / (step * n_chips)
-    model_flops = _course(m, s, False, "none")
+    model_flops = _course(m, s, True, "none")  # the causal count: what the model needs
     mfu = tokens * model_flops / hw.peak_flops(compute)
     mem = memory_unchecked(m, micro_batch, s, zero_stage=zero, dp=dp, tp=tp, pp=pp, cp=cp, sp=sp,
                            recompute=recompute, flash=flash_attention, optimizer=optimizer, microbatches=mb,
@@ -262,9 +264,12 @@ def _check_layout(n_chips, global_batch, micro_batch, tp, pp, cp, m, virtual_sta
 
 
 def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1, pp=1, cp=1, zero_stage=1,
-               recompute="none", sp=True, virtual_stages=1, precision="bf16", optimizer="adamw", topology=None):
+               recompute="none", sp=True, virtual_stages=1, precision="bf16", optimizer="adamw", topology=None,
+               tp_overlap=True):
     """One training step of ``global_batch`` sequences of ``seq_len`` tokens on ``n_chips`` chips
-    (dp = n_chips / (tp pp cp)), as the terms of the module docstring: a ``TrainStep``."""
+    (dp = n_chips / (tp pp cp)), as the terms of the module docstring: a ``TrainStep``. ``tp_overlap``: the
+    tensor-parallel collectives run under the matmuls (Transformer Engine's overlap, async TP), exposed only
+    beyond the compute; False: none of them hidden (vanilla TP). MFU: the causal count over the dense peak."""
     m, hw = get_model(model), get_accelerator(hw)
     ints = {name: positive(name, v, integer=True) for name, v in (
         ("n_chips", n_chips), ("seq_len", seq_len), ("global_batch", global_batch), ("micro_batch", micro_batch),
@@ -281,7 +286,8 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
     _check_layout(ints["n_chips"], ints["global_batch"], ints["micro_batch"], ints["tp"], ints["pp"], ints["cp"],
                   m, ints["virtual_stages"])
     return train_step_unchecked(m, hw, _topology_for(hw, topology), zero_stage=zero_stage, recompute=recompute,
-                                sp=bool(sp), precision=precision, optimizer=optimizer, **ints)
+                                sp=bool(sp), precision=precision, optimizer=optimizer, tp_overlap=bool(tp_overlap),
+                                **ints)
 
 
 def critical_tokens_per_chip(hw, link_bandwidth, *, zero_stage=0, grad_bytes=2, dtype="bf16"):
