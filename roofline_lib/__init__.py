@@ -29,8 +29,8 @@ from .roofline.workloads import Workload, attention, dot, elementwise, matmul, v
 from .specs.hardware import Accelerator, get_accelerator, list_accelerators, load_accelerator
 
 # rooms loaded on first use
-_ROOMS = {"core", "specs", "roofline", "llm", "multichip", "serving", "training", "measure", "reality", "plotting", "widgets",
-          "exercises", "teach"}
+_ROOMS = {"core", "specs", "roofline", "llm", "multichip", "serving", "training", "measure", "reality", "plotting",
+          "widgets", "exercises", "teach"}
 # short names the chapters use for a module inside a room: rl.comms is rl.multichip.collectives
 _SHORTCUTS = {
     "comms": "multichip.collectives", "parallel": "multichip.parallel", "symbolic": "roofline.symbolic",

@@ -50,8 +50,8 @@ def test_megatron2021_figure_through_eq3():
     # Narayanan et al. 2021 Eq. 3 per token: 96 l h^2 (1 + s / 6h + V / 16 l h), by hand from the record's shape
     r = first("megatron2021", "model_tflops_per_chip")
     m, s = r.model, r.seq_len
-    h, l, V = m.hidden_size, m.num_layers, m.vocab_size
-    per_token = 96 * l * h ** 2 * (1 + s / (6 * h) + V / (16 * l * h))
+    h, L, V = m.hidden_size, m.num_layers, m.vocab_size
+    per_token = 96 * L * h ** 2 * (1 + s / (6 * h) + V / (16 * L * h))
     assert r.measured_tokens_per_s_per_chip == pytest.approx(r.value * 1e12 / per_token, rel=1e-9)
 
 
@@ -68,8 +68,8 @@ def test_mfu_record_through_its_sources_peak():
     # Korthikanti et al. 2022's model FLOPs, 72 l h^2 (1 + s / 6h + V / 12 l h) per token, over their peak
     r = first("megatron_model", "mfu")
     m, s = r.model, r.seq_len
-    h, l, V = m.hidden_size, m.num_layers, m.vocab_size
-    per_token = 72 * l * h ** 2 * (1 + s / (6 * h) + V / (12 * l * h))
+    h, L, V = m.hidden_size, m.num_layers, m.vocab_size
+    per_token = 72 * L * h ** 2 * (1 + s / (6 * h) + V / (12 * L * h))
     assert r.measured_tokens_per_s_per_chip == pytest.approx(r.value / 100 * r.peak_tflops_per_chip * 1e12 / per_token)
 
 

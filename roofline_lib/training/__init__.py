@@ -7,13 +7,26 @@
     records     published training measurements (data/training/) beside the bound for each
 """
 
-from .flops import (CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu,
-                    time_to_train)
-from .memory import (OPTIMIZERS, TrainingMemory, activation_bytes_per_layer, bytes_per_param, memory)
-from .records import (TrainingRecord, TrainingRun, compare, load_measurements, measured_vs_predicted,
-                      published_measurements, training_runs)
-from .step import (TrainStep, critical_tokens_per_chip, pipeline_bubble, search, step_time_split, step_workload,
-                   train_step)
+from .flops import CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu, time_to_train
+from .memory import OPTIMIZERS, TrainingMemory, activation_bytes_per_layer, bytes_per_param, memory
+from .records import (
+                    TrainingRecord,
+                    TrainingRun,
+                    compare,
+                    load_measurements,
+                    measured_vs_predicted,
+                    published_measurements,
+                    training_runs,
+)
+from .step import (
+                    TrainStep,
+                    critical_tokens_per_chip,
+                    pipeline_bubble,
+                    search,
+                    step_time_split,
+                    step_workload,
+                    train_step,
+)
 
 __all__ = ["CONVENTIONS", "OPTIMIZERS", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun", "TrainingTime",
            "activation_bytes_per_layer", "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip",

@@ -21,7 +21,7 @@ import pathlib
 from ..core.catalog import DATA_DIR, Entry, read_toml
 from ..specs.hardware import get_accelerator
 from ..specs.models import Model, get_model
-from .flops import CONVENTIONS, _course, _convention
+from .flops import CONVENTIONS, _convention, _course
 from .step import PRECISIONS, TOPOLOGY_FOR_CHIP, train_step
 
 TRAINING_DIR = DATA_DIR / "training"
@@ -266,7 +266,8 @@ def compare(rec):
     causal, full = (_course(rec.model, rec.seq_len, c, "none") for c in (True, False))
     peak = hw.peak_flops(PRECISIONS[rec.precision])
     return TrainingComparison(rec, measured, float(bound_tokens_per_s_per_chip(rec)), _estimate(rec),
-                              measured * causal / peak, measured * full / peak, measured * causal / hw.peak_flops("bf16"))
+                              measured * causal / peak, measured * full / peak,
+                              measured * causal / hw.peak_flops("bf16"))
 
 
 def measured_vs_predicted(records=None):

@@ -59,7 +59,8 @@ OPTIMIZER_BYTES_PER_PARAM = 4 * 3 * 2 + 2 + 2  # read+write master, momentum, va
 OPTIMIZER_FLOPS_PER_PARAM = 12  # AdamW: two moments, bias corrections, a square root, a division, decay
 PRECISIONS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8"}
 TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX A100 8-GPU",
-                     "H100 SXM5": "DGX H100", "H200 SXM": "DGX H200", "B200": "DGX B200", "GB200 (per GPU)": "GB200 NVL72"}
+                     "H100 SXM5": "DGX H100", "H200 SXM": "DGX H200", "B200": "DGX B200",
+                     "GB200 (per GPU)": "GB200 NVL72"}
 
 
 def pipeline_bubble(p, m, v=1):
