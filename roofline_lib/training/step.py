@@ -1,7 +1,7 @@
 """A training step on the roofline, on one chip and on many.
 
 One chip (``step_workload``): the forward of ``llm.blocks`` over whole sequences (causal attention, logits for
-every position), the backward as twice the forward (each matmul's two gradient matmuls; each small op reads its
+every position, no KV-cache write), the backward as twice the forward (each matmul's two gradient matmuls; each small op reads its
 input and the incoming gradient and writes one), a recomputed forward where asked, and the optimizer's update,
 a memory-bound pass over every parameter the chip updates (AdamW reads the fp32 master weight, momentum,
 variance and the gradient, writes the first three and the bf16 weight: ``OPTIMIZER_BYTES_PER_PARAM``).
@@ -78,15 +78,20 @@ def _precision(precision):
     return PRECISIONS[precision]
 
 
+def _no_cache(forward):
+    """An inference forward without its KV-cache writes: training keeps K and V as the projection wrote them."""
+    return total(forward.name, [p for p in forward.leaves() if p.kind is not k.KV_WRITE])
+
+
 def _step_parts(m, micro_batch, seq_len, compute, recompute):
     dt = checked_dtypes("bf16", "bf16", compute)
-    fwd = blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True, logits_per_sequence=seq_len,
-                         name="forward")
+    fwd = _no_cache(blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True,
+                                   logits_per_sequence=seq_len, name="forward"))
     parts = [fwd, Workload.trusted("backward", fwd.flops * 2, fwd.bytes * 2, fwd.dtype,
                                    tuple(p.repeated(2) for p in fwd.leaves()))]
     if recompute == "full":
-        again = blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True, logits_per_sequence=1,
-                               name="recomputed forward")
+        again = _no_cache(blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True,
+                                         logits_per_sequence=1, name="recomputed forward"))
         parts.append(again)
     elif recompute == "selective":
         parts.append(total("recomputed attention", [p for p in fwd.leaves() if p.kind is k.ATTENTION]))
