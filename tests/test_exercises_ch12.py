@@ -6,8 +6,8 @@ from exercise_hand import chapter_tests
 
 from roofline_lib.exercises import check
 
-H, L, HEADS, KV, D, I, V = 4096, 32, 32, 8, 128, 14336, 128256
-WEIGHTS_8B = L * (H * HEADS * D + 2 * H * KV * D + HEADS * D * H + 3 * H * I) + V * H  # q, k, v, o, MLP; LM head
+H, L, HEADS, KV, D, FFN, V = 4096, 32, 32, 8, 128, 14336, 128256
+WEIGHTS_8B = L * (H * HEADS * D + 2 * H * KV * D + HEADS * D * H + 3 * H * FFN) + V * H  # q, k, v, o, MLP; LM head
 PARAMS_8B = WEIGHTS_8B + V * H + L * 2 * H + H  # + the embedding and the norms: 8,030,261,248
 LLAMA2_7B = 32 * (4 * 4096**2 + 3 * 4096 * 11008) + 32000 * 4096
 S = 2048  # GPT-3
@@ -41,7 +41,7 @@ def test_design_question_by_hand():
     # 3 x 2 s i: 1.142 GB x 32 layers = 36.5 GB; fp32 logits 4 s V = 4.2 GB.
     capacity = 81559 * 2**20
     s = 8192
-    per_layer = 8 * s * H + 2 * s * (HEADS + 2 * KV + HEADS) * D + 4 * HEADS * s + 6 * s * I
+    per_layer = 8 * s * H + 2 * s * (HEADS + 2 * KV + HEADS) * D + 4 * HEADS * s + 6 * s * FFN
     activations = L * per_layer + 4 * s * V
     assert 16 * PARAMS_8B + activations > capacity
     assert (2 + 2 + 12 / 8) * PARAMS_8B + activations < capacity

@@ -209,6 +209,8 @@ def _pixels(fig):
     (AttentionExplorer, [("T", 4096), ("G", 8), ("mode", "decode (T = 1)"), ("S", 64), ("causal", True)]),
     (LLMExplorer, [("batch", 16), ("batch", 23), ("context", 65536), ("chip", "A100 80GB SXM4"),
                    ("model", "Llama-2-7B"), ("weight_dtype", "int4")]),
+    (rl.widgets.TrainingExplorer, [("n_chips", 2048), ("pp", 1), ("recompute", "full"), ("chip", "B200"),
+                                   ("n_chips", 8), ("seq_len", 131072), ("zero_stage", 3)]),
 ])
 def test_cached_redraw_equals_a_full_draw(cls, changes):
     """After every change (moving artists, or static ones such as roofs and curves), the picture drawn
@@ -228,7 +230,7 @@ def test_cached_redraw_equals_a_full_draw(cls, changes):
 # ------------------------------------------------------------------ sliders: whole numbers, defaults on a step
 
 ALL_EXPLORERS = ["RooflineExplorer", "MatmulExplorer", "AttentionExplorer", "LLMExplorer", "CommsExplorer",
-                 "ServingExplorer"]
+                 "ServingExplorer", "TrainingExplorer"]
 # quantities that are counts or sizes: their sliders must give ints
 WHOLE = {"M", "N", "K", "T", "S", "G", "batch", "context", "n_chips", "prompt_len", "output_len", "k"}
 

@@ -10,7 +10,8 @@ source's own peak (``peak_tflops_per_chip``) first, a step time through the toke
 it: the chip's dense peak for the run's precision (FP8 runs: the FP8 peak) divided by the fewest FLOPs a token
 can cost (the ``"causal"`` count: 6 N for the multiplying weights and half of attention's 12 L H d T); no record
 can beat it, a test holds every record to it. The estimate: ``step.train_step`` for the published
-configuration, where the chip has a topology.
+configuration, where the chip has a topology (where the source does not say what it recomputes, the least
+recomputation that fits the chip).
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ class TrainingRecord:
     flop_convention: str
     quote: str
     source: str
-    micro_batch: int = 0
+    micro_batch: int = 0  # 0: not published
     ep: int = 1
-    virtual_stages: int = 1
+    virtual_stages: int = 1  # interleaved chunks per GPU; 0: interleaved, depth not published
     peak_tflops_per_chip: float = 0.0
     notes: str = ""
     source_file: str = ""
@@ -116,8 +117,7 @@ def _record(path, source, r):
     ints = {f: whole(f) for f in ("n_chips", "seq_len", "tp", "pp", "cp", "dp")}
     ints["global_batch_tokens"] = whole("global_batch_tokens", zero_ok=True)
     for optional, default in (("micro_batch", 0), ("ep", 1), ("virtual_stages", 1)):
-        ints[optional] = entry.figure(optional, r.get(optional, default), integer=True, zero_ok=optional ==
-                                      "micro_batch")
+        ints[optional] = entry.figure(optional, r.get(optional, default), integer=True, zero_ok=optional != "ep")
     if ints["tp"] * ints["pp"] * ints["cp"] * ints["dp"] != ints["n_chips"]:
         fail("dp", f"tp x pp x cp x dp ({ints['tp']} x {ints['pp']} x {ints['cp']} x {ints['dp']}) must equal "
                    f"n_chips ({ints['n_chips']})")
@@ -219,6 +219,14 @@ def bound_tokens_per_s_per_chip(rec):
     return peak / _course(rec.model, rec.seq_len, True, "none")
 
 
+def _chunks(rec):
+    """Interleaved chunks per GPU: the record's, or, where it is not published (0), the most the layers allow
+    (one layer per chunk), which makes the bubble smallest: the estimate stays optimistic."""
+    if rec.pp == 1:
+        return 1
+    return rec.virtual_stages or max(1, rec.model.num_layers // rec.pp)
+
+
 def _estimate(rec):
     """tokens/s per chip of ``train_step`` for the record's configuration, or None where it cannot be set up."""
     if rec.chip not in TOPOLOGY_FOR_CHIP or not rec.global_batch_tokens or rec.global_batch_tokens % rec.seq_len:
@@ -227,12 +235,16 @@ def _estimate(rec):
     micro = rec.micro_batch or 1
     if sequences % (rec.dp * micro):
         return None
-    recompute = "none" if rec.recompute == "unknown" else rec.recompute
+    # unpublished recomputation: the least of it with which the configuration fits the chip
+    choices = ("none", "selective", "full") if rec.recompute == "unknown" else (rec.recompute,)
     try:
-        st = train_step(rec.model, rec.chip, n_chips=rec.n_chips, seq_len=rec.seq_len, global_batch=sequences,
-                        micro_batch=micro, tp=rec.tp, pp=rec.pp, cp=rec.cp, zero_stage=rec.zero_stage,
-                        recompute=recompute, virtual_stages=rec.virtual_stages if rec.pp > 1 else 1,
-                        precision=rec.precision)
+        for recompute in choices:
+            st = train_step(rec.model, rec.chip, n_chips=rec.n_chips, seq_len=rec.seq_len, global_batch=sequences,
+                            micro_batch=micro, tp=rec.tp, pp=rec.pp, cp=rec.cp, zero_stage=rec.zero_stage,
+                            recompute=recompute, virtual_stages=_chunks(rec),
+                            precision=rec.precision)
+            if st.fits:
+                break
     except ValueError:
         return None
     return float(st.tokens_per_s_per_chip)

@@ -1,8 +1,9 @@
 """A training step on the roofline, on one chip and on many.
 
 One chip (``step_workload``): the forward of ``llm.blocks`` over whole sequences (causal attention, logits for
-every position, no KV-cache write), the backward as twice the forward (each matmul's two gradient matmuls; each small op reads its
-input and the incoming gradient and writes one), a recomputed forward where asked, and the optimizer's update,
+every position, no KV-cache write), the backward as twice the forward (each matmul's two gradient matmuls;
+each small op reads its input and the incoming gradient and writes one), a recomputed forward where asked,
+and the optimizer's update,
 a memory-bound pass over every parameter the chip updates (AdamW reads the fp32 master weight, momentum,
 variance and the gradient, writes the first three and the bf16 weight: ``OPTIMIZER_BYTES_PER_PARAM``).
 ``rl.estimate`` and ``step_time_split`` put it on the roofline: kernels at the compute roof, kernels at the

@@ -13,6 +13,7 @@ from .llm_explorer import LLMExplorer
 from .matmul_explorer import MatmulExplorer
 from .roofline_explorer import RoofAxes, RooflineExplorer
 from .serving_explorer import ServingExplorer
+from .training_explorer import TrainingExplorer
 
 __all__ = ["AttentionExplorer", "CommsExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "RoofAxes",
-           "RooflineExplorer", "ServingExplorer", "eng", "freeze_layout", "log_slider", "snapshot"]
+           "RooflineExplorer", "ServingExplorer", "TrainingExplorer", "eng", "freeze_layout", "log_slider", "snapshot"]
