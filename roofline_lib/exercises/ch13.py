@@ -1,0 +1,94 @@
+"""Chapter 13: training on many chips. Model shapes come from data/models, chip figures from data/accelerators."""
+
+from ..training import critical_tokens_per_chip, memory, pipeline_bubble, train_step
+from .core import Question
+
+
+def _zero3_bytes_70b():
+    return float(train_step("llama-3.1-70b", "H100 SXM5", n_chips=64, seq_len=8192, global_batch=64,
+                            zero_stage=3, recompute="full").bytes_sent["data parallel"])
+
+
+def _zero2_states_70b():
+    return float(memory("llama-3.1-70b", 1, 8192, zero_stage=2, dp=64).model_states)
+
+
+def _dp_binding_8b():
+    return str(train_step("llama-3-8b", "H100 SXM5", n_chips=1024, seq_len=512, global_batch=1024,
+                          zero_stage=1).binding)
+
+
+def _fewest_stages():
+    for p in (1, 2, 4, 8, 16):
+        if train_step("llama-3.1-405b", "H100 SXM5", n_chips=16384, seq_len=8192, global_batch=2048, tp=8, pp=p,
+                      zero_stage=1).fits:
+            return str(p)
+    return "none"
+
+
+def _tokens_slip():
+    # the colleague divides a step's tokens by the 32 data-parallel replicas: per GPU means all 256 chips
+    right = 1_048_576 / 2.0 / 256
+    return "nothing" if 1_048_576 / 2.0 / 32 == right else "the divisor"
+
+
+QUESTIONS = [
+    Question("13.critical_tokens_b200", "Critical tokens per chip of plain data parallelism (bf16 gradients), B200 "
+             "behind one 400 Gb/s NIC.", lambda: float(critical_tokens_per_chip("B200", 50e9)), unit="tokens",
+             hints=("compute 6 N per token against 2 x 2 N bytes on the wire: N cancels",
+                    "peak / bandwidth x 4 / 6, with the B200's dense bf16 peak")),
+    Question("13.zero3_bytes_70b", "Bytes each of 64 chips sends per step under ZeRO-3 for Llama-3.1-70B, one "
+             "micro-batch.", _zero3_bytes_70b, unit="B",
+             hints=("two all-gathers of the bf16 weights and one reduce-scatter of the bf16 gradients",
+                    "3 x (n - 1)/n x 2 bytes x every parameter")),
+    Question("13.zero2_states_70b", "Model states per chip of Llama-3.1-70B under ZeRO-2 over 64 chips.",
+             _zero2_states_70b, unit="B",
+             hints=("stage 2 shards the gradients and optimizer states, not the weights",
+                    "(2 + (2 + 12) / 64) bytes x every parameter")),
+    Question("13.bubble_interleaved", "Predict: the bubble share of 16 stages, 32 micro-batches, 4 chunks per GPU.",
+             lambda: float(pipeline_bubble(16, 32, 4)), unit="",
+             hints=("the bubble is (p - 1) micro-batch times of a chunk; interleaving makes a chunk 1/v as long",
+                    "(p - 1) / (v m)")),
+    Question("13.mistake_tokens_tp", "Find the mistake: 1,048,576 tokens per 2.0 s step over 256 GPUs (TP 8 x DP 32) "
+             "said to be 16,384 tokens/s per GPU: 'the divisor', 'the tokens' or 'nothing'?", _tokens_slip,
+             kind="choice", choices=("the divisor", "the tokens", "nothing"),
+             hints=("how many chips share those tokens?",
+                    "every one of the 256 chips works on the step: tensor parallelism splits each token's work"),
+             why={"the tokens": "a step's tokens are the global batch, counted once: 1,048,576 is right.",
+                  "nothing": "the 8 chips of a tensor-parallel group share one replica's tokens: dividing by the "
+                             "32 replicas counts each token 8 times over."}),
+    Question("13.dp_binding_8b", "Predict, then check: the largest term of Llama-3-8B's step in plain DP (ZeRO-1) on "
+             "1,024 H100s, one 512-token sequence per chip: 'compute' or 'data parallel'?", _dp_binding_8b,
+             kind="choice", choices=("compute", "data parallel"),
+             hints=("compare 512 tokens with the critical tokens per chip over the node's NVLink bus",
+                    "compute 6 N x 512 / peak against 2 x 2 N / 370.8 GB/s, less the backward it hides behind"),
+             why={"compute": "512 tokens per chip are below the critical ~1,800 over a DGX H100's NVLink bus: the "
+                             "gradients' all-reduce outlasts the backward."}),
+    Question("13.design_fewest_stages", "Design: Llama-3.1-405B on 16,384 H100 SXM5, 2,048 sequences of 8,192, TP 8, "
+             "ZeRO-1, no recomputation, micro-batch 1, 1F1B: the fewest pipeline stages that fit.", _fewest_stages,
+             kind="choice", choices=("1", "2", "4", "8", "16", "none"),
+             hints=("the weights and gradients are 4 bytes per parameter on every chip of a stage, over tp x pp",
+                    "rl.training.train_step(..., pp=p).fits for p = 1, 2, 4, 8, 16"),
+             why={"8": "at 8 stages each chip holds twice the weights and gradients it holds at 16 (4 bytes per "
+                       "parameter over tp x pp); with the activations of the micro-batches in flight, that passes "
+                       "the chip's memory.",
+                  "4": "at 4 stages the weights and gradients alone are 4 bytes x 405e9 / 32: 51 GB, before any "
+                       "activation."}),
+    Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
+             "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
+             choices=("bytes", "bubble", "memory", "latency"),
+             hints=("what does each GPU send per step at 384 GPUs, and at 1,536?",
+                    "3 x 2 bytes x N per GPU at every scale, while the compute per GPU falls 4x"),
+             why={"bubble": "ZeRO-3 runs no pipeline: there is no bubble.",
+                  "memory": "more GPUs hold less each; memory does not slow a step.",
+                  "latency": "the gathers are of whole layers' weights, gigabytes: bandwidth, not latency."}),
+    Question("13.explain_tp_node", "Explain: why tensor parallelism stays inside a node: 'bandwidth', 'memory', "
+             "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
+             choices=("bandwidth", "memory", "bubble", "precision"),
+             hints=("how often do TP's activations cross the link, and how fast is the link across nodes?",
+                    "four collectives of s b h 2 bytes per layer, on the critical path; a DGX H100's NVLink carries "
+                    "8 x 370.8 GB/s, its NICs 8 x 50 GB/s"),
+             why={"memory": "TP saves memory wherever its chips are; the question is time.",
+                  "bubble": "TP has no bubble: every chip works on every layer.",
+                  "precision": "the format is the same inside and across nodes."}),
+]

@@ -1,0 +1,54 @@
+"""Chapter 13's questions (training on many chips) against hand computations: B200 dense bf16 2.25 PFLOP/s and
+H100 SXM5 989.4 TFLOP/s (datasheets), a 400 Gb/s NIC = 50 GB/s, Llama-3.1-70B's 70,553,706,496 parameters (its
+config.json: h 8192, 80 layers, 64 / 8 heads of 128, MLP 28,672, vocabulary 128,256, untied)."""
+
+from exercise_hand import chapter_tests
+
+from roofline_lib.exercises import check
+
+W70 = 80 * (8192 * 64 * 128 + 2 * 8192 * 8 * 128 + 64 * 128 * 8192 + 3 * 8192 * 28672) + 128256 * 8192
+P70 = W70 + 128256 * 8192 + 80 * 2 * 8192 + 8192
+
+HAND = {
+    "13.critical_tokens_b200": 2250e12 / 50e9 * 2 * 2 / 6,     # F / W x (2 passes x 2 bytes) / 6
+    "13.zero3_bytes_70b": 3 * 63 / 64 * 2 * P70,                # AG, AG, RS of bf16, (n - 1)/n each
+    "13.zero2_states_70b": (2 + (2 + 12) / 64) * P70,
+    "13.bubble_interleaved": 15 / (4 * 32),
+    "13.mistake_tokens_tp": "the divisor",
+    "13.dp_binding_8b": "data parallel",                        # test_dp_binding_by_hand
+    "13.design_fewest_stages": "16",                            # test_fewest_stages_by_hand
+    "13.explain_zero3": "bytes",
+    "13.explain_tp_node": "bandwidth",
+}
+
+test_hand_values, test_every_question_has_a_hand_value = chapter_tests("13", HAND)
+
+
+def test_dp_binding_by_hand():
+    # Llama-3-8B (8,030,261,248 parameters), 512 tokens per chip: compute at the roof is at least
+    # 6 x 7.5e9 x 512 / 989.4e12 = 23 ms (the small ops add a few more); the bf16 gradients' all-reduce over the
+    # 8 GPUs' NVLink bus (a ring leaves each node through all 8 NICs, 400 GB/s, capped by the 370.8 GB/s bus):
+    # 2 x 1023/1024 x 2 x 8.03e9 / 370.8e9 = 86.5 ms, of which the last backward (2/3 of the compute) hides < 20 ms
+    compute = 6 * 7.5e9 * 512 / 989.4e12
+    allreduce = 2 * 1023 / 1024 * 2 * 8_030_261_248 / 370.8e9
+    assert allreduce - 2 / 3 * 1.2 * compute > 1.2 * compute
+    assert check("13.dp_binding_8b", "data parallel") and not check("13.dp_binding_8b", "compute")
+
+
+def test_fewest_stages_by_hand():
+    # TP 8, ZeRO-1 over dp = 16384 / (8 p): weights and gradients 4 bytes per parameter over 8 p chips; the
+    # optimizer's 12 / dp. At p = 8 that is 4 x 405.85e9 / 64 = 25.4 GB, at 16 half of it: 12.7 GB. The first
+    # stage keeps min(p, m) micro-batches of ceil(126 / p) layers in flight, m = 2048 / dp: 128 layer-passes of
+    # one 8,192-token sequence at p = 8 and at 16. One layer of Llama-3.1-405B (h 16384, 128 / 8 heads of 128,
+    # MLP 53,248) with FlashAttention and sequence parallelism over 8 keeps: norms' and blocks' inputs 8 s h;
+    # Q, K, V 2 s (128 + 16) 128; the output projection's input 2 s 128 x 128; a log-sum-exp 4 x 128 s; the MLP's
+    # input is counted above and its gate, up and product 3 x 2 s 53,248; all over 8
+    n, s, h = 405_853_388_800, 8192, 16384
+    layer = (8 * s * h + 2 * s * (128 + 16) * 128 + 2 * s * 128 * 128 + 4 * 128 * s + 6 * s * 53248) / 8
+    capacity = 81559 * 2**20
+    for p, fits in ((8, False), (16, True)):
+        dp = 16384 // (8 * p)
+        states = (4 + 12 / dp) * n / (8 * p)
+        in_flight = min(p, 2048 // dp) * -(-126 // p)
+        assert in_flight == 128
+        assert (states + in_flight * layer < capacity) == fits
