@@ -149,9 +149,12 @@ def judge(q, answer, expected):
 
 def _normalise_choice(q, answer):
     given = " ".join(answer.strip().lower().replace("-", " ").split())
+    choices = {c.lower(): c for c in q.choices}  # a choice may be written with capitals ("the FLOPs per token")
     for text in (given, given.removesuffix(" bound")):
         for key in (text, text.replace(" ", "-")):
-            key = key if key in q.choices else q.aliases.get(key, key)  # a choice is never re-spelled
+            key = key if key in choices else q.aliases.get(key, key)  # a choice is never re-spelled
+            if key in choices:
+                return choices[key]
             if key in q.choices:
                 return key
     return given
