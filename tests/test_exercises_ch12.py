@@ -36,13 +36,13 @@ test_hand_values, test_every_question_has_a_hand_value = chapter_tests("12", HAN
 
 def test_design_question_by_hand():
     # 8 x H100 SXM5, 81,559 MiB each. Model states 16 x 8.03e9 = 128.5 GB unsharded; ZeRO-1 over 8: 2 + 2 + 12 / 8
-    # = 5.5 bytes per parameter = 44.2 GB. Activations of one 8,192-token sequence, FlashAttention: per layer
+    # = 5.5 bytes per parameter = 44.2 GB. Activations of one 4,096-token sequence, FlashAttention: per layer
     # 2sbh x 4 (norms, block inputs) + Q, K, V, O 2sb (32 + 8 + 8 + 32) 128 + log-sum-exp 4 x 32 s + MLP input and
-    # 3 x 2 s i: 1.142 GB x 32 layers = 36.5 GB; fp32 logits 4 s V = 4.2 GB.
+    # 3 x 2 s i: 0.571 GB x 32 layers = 18.3 GB; fp32 logits 4 s V = 2.1 GB: 64.5 GB, 21 GB under the chip
     capacity = 81559 * 2**20
-    s = 8192
+    s = 4096
     per_layer = 8 * s * H + 2 * s * (HEADS + 2 * KV + HEADS) * D + 4 * HEADS * s + 6 * s * FFN
     activations = L * per_layer + 4 * s * V
     assert 16 * PARAMS_8B + activations > capacity
-    assert (2 + 2 + 12 / 8) * PARAMS_8B + activations < capacity
+    assert (2 + 2 + 12 / 8) * PARAMS_8B + activations < capacity - 20e9
     assert check("12.smallest_zero_stage", "1") and not check("12.smallest_zero_stage", "0")

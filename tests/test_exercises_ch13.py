@@ -16,7 +16,7 @@ HAND = {
     "13.bubble_interleaved": 15 / (4 * 32),
     "13.mistake_tokens_tp": "the divisor",
     "13.dp_binding_8b": "data parallel",                        # test_dp_binding_by_hand
-    "13.design_fewest_stages": "16",                            # test_fewest_stages_by_hand
+    "13.design_fewest_stages": "4",                             # test_fewest_stages_by_hand
     "13.explain_zero3": "bytes",
     "13.explain_tp_node": "bandwidth",
 }
@@ -36,19 +36,20 @@ def test_dp_binding_by_hand():
 
 
 def test_fewest_stages_by_hand():
-    # TP 8, ZeRO-1 over dp = 16384 / (8 p): weights and gradients 4 bytes per parameter over 8 p chips; the
-    # optimizer's 12 / dp. At p = 8 that is 4 x 405.85e9 / 64 = 25.4 GB, at 16 half of it: 12.7 GB. The first
-    # stage keeps min(p, m) micro-batches of ceil(126 / p) layers in flight, m = 2048 / dp: 128 layer-passes of
-    # one 8,192-token sequence at p = 8 and at 16. One layer of Llama-3.1-405B (h 16384, 128 / 8 heads of 128,
-    # MLP 53,248) with FlashAttention and sequence parallelism over 8 keeps: norms' and blocks' inputs 8 s h;
-    # Q, K, V 2 s (128 + 16) 128; the output projection's input 2 s 128 x 128; a log-sum-exp 4 x 128 s; the MLP's
-    # input is counted above and its gate, up and product 3 x 2 s 53,248; all over 8
-    n, s, h = 405_853_388_800, 8192, 16384
-    layer = (8 * s * h + 2 * s * (128 + 16) * 128 + 2 * s * 128 * 128 + 4 * 128 * s + 6 * s * 53248) / 8
+    # TP 8, ZeRO-1 over dp = 16384 / (8 p): weights and gradients 4 bytes per parameter over 8 p chips, the optimizer's
+    # 12 / dp. Full recomputation keeps each layer's input (2 s h / 8 with sequence parallelism) for the layers in
+    # flight, plus one layer's whole activations while it is rebuilt: a few GB. p = 2: 4 x 405.85e9 / 16 = 101 GB of
+    # weights and gradients alone, over 81,559 MiB; p = 4: 50.7 + 12 / 512 x 405.85e9 / 32 = 51.0 GB, with margin
+    n = 405_853_388_800
     capacity = 81559 * 2**20
-    for p, fits in ((8, False), (16, True)):
+    s, h = 8192, 16384
+    layer_input = 2 * s * h / 8
+    one_layer = (8 * s * h + 2 * s * (128 + 16) * 128 + 2 * s * 128 * 128 + 4 * 128 * s + 6 * s * 53248) / 8
+    logits = 0  # on the last stage only (pp > 1)
+    for p, fits in ((2, False), (4, True)):
         dp = 16384 // (8 * p)
         states = (4 + 12 / dp) * n / (8 * p)
         in_flight = min(p, 2048 // dp) * -(-126 // p)
-        assert in_flight == 128
-        assert (states + in_flight * layer < capacity) == fits
+        total = states + in_flight * layer_input + one_layer + logits
+        assert (total < capacity) == fits
+    assert check("13.design_fewest_stages", "4") and not check("13.design_fewest_stages", "8")

@@ -193,3 +193,24 @@ def test_bad_input_is_named(call, match):
 def test_vectorised_memory():
     mem = T.memory("llama-2-7b", np.array([1, 2, 4]), 4096, zero_stage=1, dp=8)
     assert np.all(np.diff(mem.activations) > 0) and mem.total.shape == (3,)
+
+
+def test_optimizer_update_bytes_by_inventory():
+    # read and write the fp32 states (master, momentum, variance: 24), read the gradient, write the weights
+    assert T.update_bytes_per_param("adamw") == 24 + 2 + 2
+    assert T.update_bytes_per_param("adamw_fp32_grads") == 24 + 4 + 2
+    assert T.update_bytes_per_param("adamw_fp16") == 24 + 4 + 2     # the fp32 copy of the gradient is read
+    assert T.update_bytes_per_param("adamw_fp32") == 16 + 4 + 8     # momentum, variance; the weights are the master
+
+
+def test_flash_backward_recomputes_the_scores():
+    # the backward's attention: 5 matmuls (S again, dV, dP, dQ, dK) for the forward's 2; everything else twice
+    w = T.step_workload("llama-2-7b", 1, 4096, optimizer_params=0)
+    leaves = w.leaves()
+    attention = [p for p in leaves if p.kind is rl.llm.parts.ATTENTION]
+    assert len(attention) == 2  # forward and backward, every layer in each
+    fwd_attention, bwd_attention = attention
+    assert bwd_attention.flops == pytest.approx(2.5 * fwd_attention.flops)
+    others_fwd = sum(p.flops for p in leaves[:len(leaves) // 2] if p.kind is not rl.llm.parts.ATTENTION)
+    others_bwd = sum(p.flops for p in leaves[len(leaves) // 2:] if p.kind is not rl.llm.parts.ATTENTION)
+    assert others_bwd == pytest.approx(2 * others_fwd)

@@ -20,10 +20,10 @@ def _model_states_70b():
 
 
 def _smallest_zero_stage():
-    """The lowest ZeRO stage at which Llama-3-8B (AdamW, bf16) fits 8 x H100 SXM5, micro-batch 1 of 8,192."""
+    """The lowest ZeRO stage at which Llama-3-8B (AdamW, bf16) fits 8 x H100 SXM5, micro-batch 1 of 4,096."""
     hw = get_accelerator("H100 SXM5")
     for stage in (0, 1, 2, 3):
-        if memory("llama-3-8b", 1, 8192, zero_stage=stage, dp=8).total <= hw.mem_capacity:
+        if memory("llama-3-8b", 1, 4096, zero_stage=stage, dp=8).total <= hw.mem_capacity:
             return str(stage)
     return "none"
 
@@ -62,7 +62,7 @@ QUESTIONS = [
              "AdamW as Megatron-LM runs bf16 (gradients accumulated in fp32), nothing sharded.", _model_states_70b,
              unit="B", hints=("every parameter of the checkpoint, times bytes per parameter",
                               "2 (bf16 weights) + 4 (fp32 gradients) + 4 + 4 + 4 (fp32 master, momentum, variance)")),
-    Question("12.smallest_zero_stage", "Design: Llama-3-8B, AdamW in mixed precision, micro-batch 1 of 8,192 "
+    Question("12.smallest_zero_stage", "Design: Llama-3-8B, AdamW in mixed precision, micro-batch 1 of 4,096 "
              "tokens (FlashAttention, no recomputation) on 8 x H100 SXM5 in data parallel. The lowest ZeRO stage that "
              "fits the driver's 81,559 MiB: '0', '1', '2', '3' or 'none'?", _smallest_zero_stage, kind="choice",
              choices=("0", "1", "2", "3", "none"),
@@ -101,5 +101,6 @@ QUESTIONS = [
                     "norms, activations and the optimizer run at the memory roof: 2.04 -> 3.35 TB/s"),
              why={"capacity": "both chips hold 80 GB; memory capacity sets what fits, not the time of a step.",
                   "communication": "the question is one chip's step: no link in it.",
-                  "clock": "the peaks already include the clocks; the ratio of peaks to bandwidths is the point."}),
+                  "clock": "the bound divides by the datasheet peaks, clocks included: what moves it is the ratio "
+                           "of peak to bandwidth."}),
 ]

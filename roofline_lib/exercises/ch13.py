@@ -21,7 +21,7 @@ def _dp_binding_8b():
 def _fewest_stages():
     for p in (1, 2, 4, 8, 16):
         if train_step("llama-3.1-405b", "H100 SXM5", n_chips=16384, seq_len=8192, global_batch=2048, tp=8, pp=p,
-                      zero_stage=1).fits:
+                      zero_stage=1, recompute="full").fits:
             return str(p)
     return "none"
 
@@ -65,15 +65,14 @@ QUESTIONS = [
              why={"compute": "512 tokens per chip are below the critical ~1,800 over a DGX H100's NVLink bus: the "
                              "gradients' all-reduce outlasts the backward."}),
     Question("13.design_fewest_stages", "Design: Llama-3.1-405B on 16,384 H100 SXM5, 2,048 sequences of 8,192, TP 8, "
-             "ZeRO-1, no recomputation, micro-batch 1, 1F1B: the fewest pipeline stages that fit.", _fewest_stages,
+             "ZeRO-1, full recomputation, micro-batch 1, 1F1B: the fewest pipeline stages that fit.", _fewest_stages,
              kind="choice", choices=("1", "2", "4", "8", "16", "none"),
-             hints=("the weights and gradients are 4 bytes per parameter on every chip of a stage, over tp x pp",
-                    "rl.training.train_step(..., pp=p).fits for p = 1, 2, 4, 8, 16"),
-             why={"8": "at 8 stages each chip holds twice the weights and gradients it holds at 16 (4 bytes per "
-                       "parameter over tp x pp); with the activations of the micro-batches in flight, that passes "
-                       "the chip's memory.",
-                  "4": "at 4 stages the weights and gradients alone are 4 bytes x 405e9 / 32: 51 GB, before any "
-                       "activation."}),
+             hints=("with full recomputation the activations are small: the model states decide",
+                    "weights and gradients 4 bytes per parameter over tp x pp chips, the optimizer 12 / dp; "
+                    "rl.training.train_step(..., pp=p, recompute='full').fits"),
+             why={"2": "at 2 stages the weights and gradients alone are 4 bytes x 405.9e9 / 16 = 101 GB.",
+                  "1": "at 1 stage the weights and gradients alone are 4 bytes x 405.9e9 / 8 = 203 GB.",
+                  "8": "fewer stages already fit: at 4, the model states are about 53 GB per chip."}),
     Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
              "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
              choices=("bytes", "bubble", "memory", "latency"),
@@ -81,13 +80,14 @@ QUESTIONS = [
                     "3 x 2 bytes x N per GPU at every scale, while the compute per GPU falls 4x"),
              why={"bubble": "ZeRO-3 runs no pipeline: there is no bubble.",
                   "memory": "more GPUs hold less each; memory does not slow a step.",
-                  "latency": "the gathers are of whole layers' weights, gigabytes: bandwidth, not latency."}),
+                  "latency": "the steps at 768 and 1,536 GPUs are equally long (67 s), but a ring's latency grows "
+                             "with the GPUs in it: it is the bytes."}),
     Question("13.explain_tp_node", "Explain: why tensor parallelism stays inside a node: 'bandwidth', 'memory', "
              "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
              choices=("bandwidth", "memory", "bubble", "precision"),
-             hints=("how often do TP's activations cross the link, and how fast is the link across nodes?",
-                    "four collectives of s b h 2 bytes per layer, on the critical path; a DGX H100's NVLink carries "
-                    "8 x 370.8 GB/s, its NICs 8 x 50 GB/s"),
+             hints=("how often do TP's activations cross the link, and what else leaves the node?",
+                    "five collectives' worth of s b h 2 bytes per layer, on the critical path; a DGX H100's NVLink "
+                    "carries 8 x 370.8 GB/s, its NICs 8 x 50 GB/s, shared with data and pipeline parallelism"),
              why={"memory": "TP saves memory wherever its chips are; the question is time.",
                   "bubble": "TP has no bubble: every chip works on every layer.",
                   "precision": "the format is the same inside and across nodes."}),

@@ -8,28 +8,35 @@
 """
 
 from .flops import CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu, time_to_train
-from .memory import OPTIMIZERS, TrainingMemory, activation_bytes_per_layer, bytes_per_param, memory
+from .memory import (
+                     OPTIMIZERS,
+                     TrainingMemory,
+                     activation_bytes_per_layer,
+                     bytes_per_param,
+                     memory,
+                     update_bytes_per_param,
+)
 from .records import (
-                    TrainingRecord,
-                    TrainingRun,
-                    compare,
-                    load_measurements,
-                    measured_vs_predicted,
-                    published_measurements,
-                    training_runs,
+                     TrainingRecord,
+                     TrainingRun,
+                     compare,
+                     load_measurements,
+                     measured_vs_predicted,
+                     published_measurements,
+                     training_runs,
 )
 from .step import (
-                    TrainStep,
-                    critical_tokens_per_chip,
-                    pipeline_bubble,
-                    search,
-                    step_time_split,
-                    step_workload,
-                    train_step,
+                     TrainStep,
+                     critical_tokens_per_chip,
+                     pipeline_bubble,
+                     search,
+                     step_time_split,
+                     step_workload,
+                     train_step,
 )
 
 __all__ = ["CONVENTIONS", "OPTIMIZERS", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun", "TrainingTime",
            "activation_bytes_per_layer", "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip",
            "flops_per_token", "hfu", "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu",
            "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
-           "time_to_train", "train_step", "training_runs"]
+           "time_to_train", "train_step", "training_runs", "update_bytes_per_param"]

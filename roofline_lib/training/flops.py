@@ -21,11 +21,13 @@ Conventions (``CONVENTIONS``; ``convert_flops`` converts a published FLOP/s betw
 - ``"palm"``: 6 N + 12 L H Q T with N every parameter, as PaLM writes it;
 - ``"6N"``: 6 x every parameter, no attention (the quick estimate; Kaplan et al. 2020's C = 6N);
 - ``"torchtitan"``: 6 (N - embedding) + 12 L H Q T (torchtitan's ``get_num_flop_per_token``);
-- ``"megatron2021"``: Narayanan et al. 2021's Eq. 3, 96 B s l h^2 (1 + s/6h + V/16lh) per iteration: the
-  recomputed forward included (a hardware count), attention full;
+- ``"megatron2021"``: Narayanan et al. 2021's Eq. 3, 96 B s l h^2 (1 + s/6h + V/16lh) per iteration for a GPT:
+  the recomputed forward included (a hardware count), attention full. Its accounting (four passes over the
+  layers' matmuls, three over the LM head) on the model's own shapes: Eq. 3 exactly for a multi-head GPT;
 - ``"megatron_model"``: the same as ``"model"`` (Korthikanti et al.'s name for it);
-- ``"megatron-core"``: Megatron-LM's ``num_floating_point_operations`` (GQA and SwiGLU exact, logits counted,
-  attention full): the same as ``"model"``;
+- ``"megatron-core"``: Megatron-LM's ``num_floating_point_operations`` as its 2024 tables used it (GQA and
+  SwiGLU exact, logits counted, attention full): the same as ``"model"``. Since March 2025 (commit 8873b55)
+  Megatron-LM halves attention ("causal mask"): a newer log is ``"megatron-bridge"``'s count;
 - ``"megatron-bridge"`` (NeMo 2.x's flop calculators) and ``"ml-engineering"`` (stas00's benchmark): causal
   attention, GQA and SwiGLU exact, the LM head counted, the embedding not: the same as ``"causal"``;
 - ``"llm-foundry"``: 6 N + 12 L d_model T, N every parameter (``collect_results.py``; MPT is multi-head, so

@@ -1,11 +1,13 @@
 """A training step on the roofline, on one chip and on many.
 
 One chip (``step_workload``): the forward of ``llm.blocks`` over whole sequences (causal attention, logits for
-every position, no KV-cache write), the backward as twice the forward (each matmul's two gradient matmuls;
-each small op reads its input and the incoming gradient and writes one), a recomputed forward where asked,
-and the optimizer's update,
-a memory-bound pass over every parameter the chip updates (AdamW reads the fp32 master weight, momentum,
-variance and the gradient, writes the first three and the bf16 weight: ``OPTIMIZER_BYTES_PER_PARAM``).
+every position, no KV-cache write); the backward as twice the forward in FLOPs and bytes (each matmul's two
+gradient matmuls; a small op's backward reads its input and the incoming gradient and writes one or two
+gradients: 2x is the round figure), except attention, whose FlashAttention backward recomputes the scores:
+five matmuls for the forward's two, 2.5x its FLOPs (hardware FLOPs: MFU does not count the extra half); a
+recomputed forward where asked; and the optimizer's update, a memory-bound pass over every parameter the chip
+updates (``memory.update_bytes_per_param``: AdamW in mixed precision reads and writes its three fp32 states,
+reads the gradient and writes the bf16 weight, 28 bytes).
 ``rl.estimate`` and ``step_time_split`` put it on the roofline: kernels at the compute roof, kernels at the
 memory roof.
 
@@ -22,9 +24,10 @@ Many chips (``train_step``), the terms of one step on one chip (seconds):
 - context parallel: ring attention passes K and V around the ``cp`` chips (and dK, dV back in the backward),
   hidden behind the micro-batch's compute where it is shorter;
 - pipeline: each micro-batch's activations sent to the next stage and its gradient back, over the NIC;
-- data parallel: the gradients all-reduced once per step (ZeRO-1/2: reduce-scatter + all-gather, the same
-  bytes), hidden behind the last micro-batch's backward; ZeRO-3/FSDP all-gathers the weights for the forward and
-  again for the backward and reduce-scatters the gradients, every micro-batch, hidden behind its compute;
+- data parallel: ZeRO-0 all-reduces the gradients once per step, under the last micro-batch's backward; ZeRO-1
+  reduce-scatters them there and all-gathers the updated weights under the next step's first forward (Megatron's
+  overlapped distributed optimizer); ZeRO-2 shards the gradients, so every micro-batch reduce-scatters its own
+  under its backward; ZeRO-3 (FSDP) also all-gathers the weights for every micro-batch's forward and backward;
 - optimizer: the update of the parameters this chip holds (1/(dp cp) of them from ZeRO-1 on).
 
 Links: ``topology`` (``data/topologies.toml``) gives the node's bus bandwidth (NCCL's figure) and the NIC per
@@ -41,6 +44,7 @@ embedding and LM head's own stage costs, communication latency, and the kernels'
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -54,9 +58,9 @@ from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 from ..specs.topologies import get_topology
 from .flops import RECOMPUTE, _course
-from .memory import OPTIMIZERS, TrainingMemory, bytes_per_param, memory_unchecked
+from .memory import OPTIMIZERS, TrainingMemory, bytes_per_param, memory_unchecked, update_bytes_per_param
 
-OPTIMIZER_BYTES_PER_PARAM = 4 * 3 * 2 + 2 + 2  # read+write master, momentum, variance; read the grad; write bf16
+FLASH_BACKWARD = 2.5  # FlashAttention's backward: S = QK^T again, then dV, dP, dQ, dK: 5 matmuls for the forward's 2
 OPTIMIZER_FLOPS_PER_PARAM = 12  # AdamW: two moments, bias corrections, a square root, a division, decay
 PRECISIONS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8"}
 TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX A100 8-GPU",
@@ -79,6 +83,12 @@ def _precision(precision):
     return PRECISIONS[precision]
 
 
+def _backward(p):
+    """The backward of one forward kernel: twice its FLOPs and bytes, attention 2.5x its FLOPs (FlashAttention)."""
+    flops = p.flops * (FLASH_BACKWARD if p.kind is k.ATTENTION else 2)
+    return Workload.trusted(f"backward of {p.name}", flops, p.bytes * 2, p.dtype, category=p.category, kind=p.kind)
+
+
 def _no_cache(forward):
     """An inference forward without its KV-cache writes: training keeps K and V as the projection wrote them."""
     return total(forward.name, [p for p in forward.leaves() if p.kind is not k.KV_WRITE])
@@ -88,8 +98,7 @@ def _step_parts(m, micro_batch, seq_len, compute, recompute):
     dt = checked_dtypes("bf16", "bf16", compute)
     fwd = _no_cache(blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True,
                                    logits_per_sequence=seq_len, name="forward"))
-    parts = [fwd, Workload.trusted("backward", fwd.flops * 2, fwd.bytes * 2, fwd.dtype,
-                                   tuple(p.repeated(2) for p in fwd.leaves()))]
+    parts = [fwd, total("backward", [_backward(p) for p in fwd.leaves()])]
     if recompute == "full":
         again = _no_cache(blocks.forward(m, micro_batch, seq_len, seq_len, dt, causal=True,
                                          logits_per_sequence=1, name="recomputed forward"))
@@ -99,12 +108,13 @@ def _step_parts(m, micro_batch, seq_len, compute, recompute):
     return parts
 
 
-def _optimizer_update(params):
+def _optimizer_update(params, optimizer="adamw"):
     return Workload.trusted("optimizer update", OPTIMIZER_FLOPS_PER_PARAM * params,
-                            OPTIMIZER_BYTES_PER_PARAM * params, "fp32")
+                            update_bytes_per_param(optimizer) * params, "fp32")
 
 
-def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="none", optimizer_params=None):
+def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="none", optimizer_params=None,
+                  optimizer="adamw"):
     """One training step of ``micro_batch`` sequences of ``seq_len`` on one chip, as a Workload of parts
     (forward, backward, recomputation, optimizer update of ``optimizer_params`` parameters, default all of
     them; 0 leaves the update out). ``rl.estimate(w, hw)`` and ``step_time_split(w, hw)`` apply."""
@@ -114,9 +124,11 @@ def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="n
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {recompute!r}")
     parts = _step_parts(m, b, s, _precision(precision), recompute)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)}")
     params = m.n_params if optimizer_params is None else optimizer_params
     if params:
-        parts.append(_optimizer_update(positive("optimizer_params", params)))
+        parts.append(_optimizer_update(positive("optimizer_params", params), optimizer))
     return total("training step", parts)
 
 
@@ -135,12 +147,16 @@ _PER_SEQUENCE = {}
 
 
 def _per_sequence(m, hw, s, compute, recompute):
-    """(forward + backward (+ recompute) seconds, backward's share of them) for one sequence on one whole chip."""
+    """(forward + backward (+ recompute) seconds, the backward's share of them, the forward's, attention's) for one
+    sequence on one whole chip, each kernel at its roofline bound."""
     key = (id(m), m.name, hw.name, s, compute, recompute)
     if key not in _PER_SEQUENCE:
         parts = _step_parts(m, 1, s, compute, recompute)
         times = [float(sum(p.lower for p in estimate(part, hw).parts)) for part in parts]
-        _PER_SEQUENCE[key] = (sum(times), times[1] / sum(times))
+        attention = sum(float(p.lower) for part in parts for p in estimate(part, hw).parts
+                        if p.workload.kind is k.ATTENTION)
+        whole = sum(times)
+        _PER_SEQUENCE[key] = (whole, times[1] / whole, times[0] / whole, attention / whole)
     return _PER_SEQUENCE[key]
 
 
@@ -176,20 +192,22 @@ def _layout(topology, tp, cp, dp, pp):
     """Bus bandwidths (byte/s per GPU) of the tp, cp, dp and pp groups. A group inside one node runs at the
     node's bus bandwidth. One that spans nodes has k members on each node (the node's GPUs over the span of the
     faster groups), and NCCL's rings then cross nodes through k NICs at once: min(k x NIC, bus) (with k = 1 when
-    tensor parallelism fills the node, one NIC per GPU)."""
+    tensor parallelism fills the node, one NIC per GPU). Point-to-point traffic (ring attention, pipeline sends)
+    leaves through the sending GPU's own NIC."""
     node = topology.gpus_per_node
     nic = topology.nic_bandwidth or 0.0
     bus = topology.bus_bandwidth
 
-    def link(inner, size):
+    def link(inner, size, p2p=False):
         inside = (inner * size <= node) | (size == 1)
         if nic == 0 and np.any(~inside):
             raise ValueError(f"{topology.name}: a group spans more than one node of {node} GPUs, but the "
                              "topology gives no NIC bandwidth (nic_GBps)")
-        per_node = np.minimum(np.maximum(node // inner, 1), size)
+        per_node = 1 if p2p else np.minimum(np.maximum(node // inner, 1), size)
         return np.where(inside, bus, np.minimum(per_node * nic, bus))
 
-    return link(1, tp), link(tp, cp), link(tp * cp, dp), link(tp * cp * dp, pp)
+    # ring attention and pipeline sends are point to point: one GPU's traffic leaves through its own NIC
+    return link(1, tp), link(tp, cp, p2p=True), link(tp * cp, dp), link(tp * cp * dp, pp, p2p=True)
 
 
 def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, cp, zero_stage,
@@ -198,40 +216,54 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     s = seq_len
     dp = n_chips // (tp * pp * cp)
     mb = global_batch / (dp * micro_batch)  # micro-batches per step per pipeline
-    per_seq, bwd_share = _per_sequence(m, hw, s, compute, recompute)
+    per_seq, bwd_share, fwd_share, attention_share = _per_sequence(m, hw, s, compute, recompute)
     layers = np.ceil(m.num_layers / pp)  # the slowest stage's layers set the pace
     t_mb = per_seq * micro_batch / (tp * cp) * layers / m.num_layers  # one micro-batch through one stage
     bw_tp, bw_cp, bw_dp, bw_pp = _layout(topo, tp, cp, dp, pp)
     act = micro_batch * (s / cp) * m.hidden_size * 2  # one activation tensor of a micro-batch, bytes
-    n_tp_collectives = 4 + np.where(recompute == "full", 2, 0)
+    # per layer: 2 all-reduces forward, 2 backward (as all-gathers and reduce-scatters with sequence parallelism,
+    # whose backward also gathers the column-parallel inputs again for the weight gradients: 1 more); full
+    # recomputation runs the forward's 2 again
+    n_tp_collectives = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)
     tp_all = np.where(tp > 1, mb * layers * n_tp_collectives * _ring(act, tp, bw_tp), 0.0)
     tp_comm = np.maximum(tp_all - mb * t_mb, 0.0) if tp_overlap else tp_all  # overlapped with the matmuls
-    kv = micro_batch * (s / cp) * 2 * m.num_kv_heads * m.head_dim * 2
-    cp_mb = np.where(cp > 1, layers * 3 * (cp - 1) * kv / bw_cp, 0.0)  # K, V forward; dK, dV and K, V backward
-    cp_comm = mb * np.maximum(cp_mb - t_mb, 0.0)
+    # ring attention passes this chip's K and V chunk (its TP rank's K/V heads) around the cp chips: forward,
+    # and again with dK, dV in the backward; it hides behind the attention kernels only
+    kv = micro_batch * (s / cp) * 2 * m.num_kv_heads / np.minimum(tp, m.num_kv_heads) * m.head_dim * 2
+    cp_mb = np.where(cp > 1, layers * 3 * (cp - 1) * kv / bw_cp, 0.0)
+    cp_comm = mb * np.maximum(cp_mb - attention_share * t_mb, 0.0)
     pp_comm = np.where(pp > 1, mb * 2 * act / (tp * bw_pp), 0.0)
     params = m.n_params / (tp * pp)
     w_bytes, g_bytes, _ = bytes_per_param(optimizer)
     shards = dp * cp
     zero = np.asarray(zero_stage)
-    dp_reduce = np.where(shards > 1, _ring(params * g_bytes, shards, bw_dp), 0.0)
-    dp_exposed_02 = np.maximum(dp_reduce - bwd_share * t_mb, 0.0)
-    gather = np.where(shards > 1, 1.5 * _ring(params * w_bytes, shards, bw_dp), 0.0)  # AG, AG, RS
-    dp_exposed_3 = mb * np.maximum(gather - t_mb, 0.0)
-    dp_comm = np.where(zero >= 3, dp_exposed_3, dp_exposed_02)
+    half = np.where(shards > 1, _ring(params * g_bytes, shards, bw_dp) / 2, 0.0)  # a reduce-scatter's time
+    gather_w = np.where(shards > 1, _ring(params * w_bytes, shards, bw_dp) / 2, 0.0)  # an all-gather of weights
+    # ZeRO-0: the all-reduce runs under the last micro-batch's backward; ZeRO-1: its reduce-scatter there, the
+    # all-gather of the updated weights under the next step's first forward; ZeRO-2: gradients are sharded, so
+    # every micro-batch reduce-scatters under its own backward; ZeRO-3 (FSDP) also gathers the weights for every
+    # forward and backward
+    exposed0 = np.maximum(2 * half - bwd_share * t_mb, 0.0)
+    exposed1 = np.maximum(half - bwd_share * t_mb, 0.0) + np.maximum(gather_w - fwd_share * t_mb, 0.0)
+    exposed2 = mb * np.maximum(half - bwd_share * t_mb, 0.0) + np.maximum(gather_w - fwd_share * t_mb, 0.0)
+    exposed3 = mb * (np.maximum(gather_w - fwd_share * t_mb, 0.0)
+                     + np.maximum(gather_w + half - bwd_share * t_mb, 0.0))
+    dp_comm = np.select([zero == 0, zero == 1, zero == 2], [exposed0, exposed1, exposed2], exposed3)
     updated = params / np.where(zero >= 1, shards, 1)
-    optimizer_s = updated * OPTIMIZER_BYTES_PER_PARAM / hw.mem_bandwidth
+    optimizer_s = updated * update_bytes_per_param(optimizer) / hw.mem_bandwidth
     compute_s = mb * t_mb
     bubble = (pp - 1) / virtual_stages * t_mb
     terms = {"compute": compute_s, "pipeline bubble": bubble, "tensor parallel": tp_comm,
              "context parallel": cp_comm, "pipeline sends": pp_comm, "data parallel": dp_comm,
              "optimizer": optimizer_s}
+    ring = (shards - 1) / shards
+    dp_bytes = np.select([zero <= 1, zero == 2], [2 * ring * params * g_bytes,
+                                                  mb * ring * params * g_bytes + ring * params * w_bytes],
+                         mb * ring * params * (2 * w_bytes + g_bytes))
     wire = {"tensor parallel": np.where(tp > 1, mb * layers * n_tp_collectives * 2 * (tp - 1) / tp * act, 0.0),
             "context parallel": np.where(cp > 1, mb * layers * 3 * (cp - 1) * kv, 0.0),
             "pipeline sends": np.where(pp > 1, mb * 2 * act / tp, 0.0),
-            "data parallel": np.where(shards > 1, np.where(
-                zero >= 3, mb * 3 * (shards - 1) / shards * params * w_bytes,
-                2 * (shards - 1) / shards * params * g_bytes), 0.0)}
+            "data parallel": np.where(shards > 1, dp_bytes, 0.0)}
     step = sum(terms.values())
     tokens = global_batch * s / (step * n_chips)
     model_flops = _course(m, s, True, "none")  # the causal count: what the model needs
@@ -332,12 +364,13 @@ class SearchResult:
 
 
 def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=None, cps=(1, 2, 4, 8),
-           zero_stages=(0, 1, 2, 3), recomputes=RECOMPUTE, micro_batches=(1, 2, 4, 8), virtual_stages=1,
+           zero_stages=(0, 1, 2, 3), recomputes=RECOMPUTE, micro_batches=(1, 2, 4, 8), virtual_stages=(1, 2, 4),
            precision="bf16", optimizer="adamw", topology=None):
-    """Every (tp, pp, cp, zero stage, recompute, micro-batch) configuration of ``n_chips`` chips for a step of
-    ``global_batch`` sequences, evaluated at once (numpy), with the memory each needs: a ``SearchResult``
-    (``.best(k)``). ``pps`` defaults to every stage count up to 64 (or the layer count): with uneven stages the one
-    of ceil(L / pp) layers sets the pace."""
+    """Every (tp, pp, cp, zero stage, recompute, micro-batch, interleaving) configuration of ``n_chips`` chips for
+    a step of ``global_batch`` sequences, evaluated at once (numpy), with the memory each needs: a
+    ``SearchResult`` (``.best(k)``). ``pps`` defaults to every stage count up to 64 (or the layer count): with
+    uneven stages the one of ceil(L / pp) layers sets the pace; ``virtual_stages`` (chunks per GPU) apply where
+    pp > 1 and each chunk keeps a layer."""
     m, hw = get_model(model), get_accelerator(hw)
     n = positive("n_chips", n_chips, integer=True)
     s = positive("seq_len", seq_len, integer=True)
@@ -352,19 +385,22 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
                     continue
                 dp = n // (tp * pp * cp)
                 for b in micro_batches:
-                    if gb % (dp * b) == 0:
-                        rows.append((tp, pp, cp, b))
+                    if gb % (dp * b):
+                        continue
+                    for v in (virtual_stages if pp > 1 else (1,)):
+                        if v == 1 or math.ceil(m.num_layers / pp) >= v:
+                            rows.append((tp, pp, cp, b, v))
     if not rows:
         raise ValueError(f"no (tp, pp, cp, micro_batch) divides {n} chips and {gb} sequences; try other sizes")
     grid = np.array(rows)
-    tp, pp, cp, b = (grid[:, i] for i in range(4))
+    tp, pp, cp, b, v = (grid[:, i] for i in range(5))
     out = {name: [] for name in ("step", "tokens", "mfu", "mem", "fits", "zero", "recompute")}
-    cols = {"tp": [], "pp": [], "cp": [], "micro_batch": []}
+    cols = {"tp": [], "pp": [], "cp": [], "micro_batch": [], "virtual_stages": []}
     for recompute in recomputes:
         for zero in zero_stages:
             st = train_step_unchecked(m, hw, topo, n_chips=n, seq_len=s, global_batch=gb, micro_batch=b, tp=tp,
                                       pp=pp, cp=cp, zero_stage=np.full(len(tp), zero), recompute=recompute,
-                                      sp=True, virtual_stages=np.where(pp > 1, virtual_stages, 1),
+                                      sp=True, virtual_stages=v,
                                       precision=precision, optimizer=optimizer)
             out["step"].append(st.step_time_s)
             out["tokens"].append(st.tokens_per_s_per_chip)
@@ -373,7 +409,7 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
             out["fits"].append(st.fits)
             out["zero"].append(np.full(len(tp), zero))
             out["recompute"].append(np.full(len(tp), recompute))
-            for name, col in (("tp", tp), ("pp", pp), ("cp", cp), ("micro_batch", b)):
+            for name, col in (("tp", tp), ("pp", pp), ("cp", cp), ("micro_batch", b), ("virtual_stages", v)):
                 cols[name].append(col)
     configs = {name: np.concatenate(v) for name, v in cols.items()}
     configs["dp"] = n // (configs["tp"] * configs["pp"] * configs["cp"])
@@ -383,6 +419,6 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
                         np.concatenate(out["mfu"]), np.concatenate(out["mem"]), np.concatenate(out["fits"]))
 
 
-__all__ = ["OPTIMIZER_BYTES_PER_PARAM", "PRECISIONS", "SearchResult", "TOPOLOGY_FOR_CHIP", "TrainStep",
+__all__ = ["FLASH_BACKWARD", "PRECISIONS", "SearchResult", "TOPOLOGY_FOR_CHIP", "TrainStep",
            "critical_tokens_per_chip", "pipeline_bubble", "search", "step_time_split", "step_workload",
            "train_step", "train_step_unchecked"]
