@@ -1,8 +1,9 @@
 """Measuring the machine the notebook runs on: what the operating system says about it (``system``),
-timed kernels (``microbench``), the empirical roofline (``profile``), and the launch queue that leaves a
-device idle (``launch``).
+timed kernels (``microbench``), the empirical roofline (``profile``), the launch queue that leaves a
+device idle (``launch``), and the learner's own GPU through PyTorch, an optional extra (``device``).
 """
 
+from .device import DeviceProfile, measure_device
 from .launch import KEPT_BY_FUSION, ONCE_PER_STEP, Trace, decode_kernel_count, decode_kernel_times, simulate_queue
 from .microbench import (
     MEMORY_FRACTION,
@@ -34,6 +35,7 @@ from .profile import (
 )
 
 __all__ = [
+    "DeviceProfile", "measure_device",
     "agreement", "check_allocation", "decode_kernel_count", "decode_kernel_times", "has_simd", "horner",
     "horner_flops", "KEPT_BY_FUSION", "MachineProfile", "measure_cache_bandwidth", "measure_machine",
     "measure_matmul_peak", "measure_matmul_peaks", "measure_overhead", "MEMORY_FRACTION", "memory_roof",

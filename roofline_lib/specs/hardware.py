@@ -239,9 +239,14 @@ def _registry():
     return _CATALOG.items()
 
 
-def list_accelerators():
-    """Names of every accelerator in data/accelerators/, in file order."""
-    return _CATALOG.names()
+def list_accelerators(dtype=None):
+    """Names of every accelerator in data/accelerators/, in file order; with ``dtype`` ("bf16"), only the chips
+    with a dense peak in that format (a T4 has fp16 but no bf16)."""
+    names = _CATALOG.names()
+    if dtype is None:
+        return names
+    key = canonical_dtype(dtype)
+    return [n for n in names if key in _CATALOG.get(n).peak_flops_by_dtype]
 
 
 def get_accelerator(name):
