@@ -161,7 +161,7 @@ def plan(info, quick=False):
         per_array = max(4 * cache, 16 * 2**20)
     n = int(per_array // 4)
     flush = int(max(GPU_FLUSH_BYTES if gpu else 2 * cache, 2 * cache))
-    sizes = (4096,) if quick and gpu else ((2048, 4096, 8192) if gpu else ((512,) if quick else (256, 512, 1024)))
+    sizes = (4096,) if quick and gpu else ((2048, 4096, 8192) if gpu else ((512, 1024) if quick else (256, 512, 1024)))
     budget = info.free_memory / 8
     sizes = tuple(s for s in sizes if 3 * s * s * 4 <= budget)
     needs = 3 * n * 4 + flush
