@@ -343,6 +343,16 @@ def measure_device(device=None, quick=False):
                          skipped, str(torch.__version__), time.strftime("%Y-%m-%d"))
 
 
+def launch_costs(device=None, quick=True):
+    """Only the launch measurement of ``measure_device``: ({"issue", "round trip"} seconds per launch, {"eager",
+    "graph"} seconds per kernel of a chain on CUDA or {}, {what was skipped: why})."""
+    torch = _torch()
+    device = pick_device(device, torch)
+    skipped = {}
+    launch, graph = _launch_costs(torch, device, _timer(torch, device), skipped, quick)
+    return launch, graph, skipped
+
+
 def _launch_costs(torch, device, timer, skipped, quick):
     """Seconds per launch of a one-element add: issued back to back, and each waited for; on CUDA, a chain of
     such kernels eager and as a CUDA graph."""
@@ -391,5 +401,5 @@ def _launch_costs(torch, device, timer, skipped, quick):
 
 
 __all__ = ["DEVICES", "DeviceInfo", "DeviceProfile", "EventTimer", "GPU_FLUSH_BYTES", "INSTALL", "Plan", "SyncTimer",
-           "device_info", "measure_device", "native_dtypes", "pick_device", "plan", "time_on_device", "timer_for",
-           "torch_status"]
+           "device_info", "launch_costs", "measure_device", "native_dtypes", "pick_device", "plan", "time_on_device",
+           "timer_for", "torch_status"]
