@@ -191,7 +191,7 @@ def test_hints_go_from_a_nudge_to_the_method_and_stay_there():
     assert q.hints[1] in second and q.hints[1] in third and "2/2" in third
     assert repr(first) == str(first)                                   # shows without quotes
     assert hint("00.highest_ridge", 1) == first
-    assert get_question("00.demo_bytes").hints[0] in hint("00.demo_bytes")  # one hint: the question's own
+    assert get_question("00.demo_bytes").hints[0] in hint("00.demo_bytes")  # a first call: the nudge
 
 
 @pytest.mark.parametrize("level", [0, 3, 1.0, True, "1"])

@@ -36,21 +36,24 @@ QUESTIONS = [
         "How many bytes do one million (1e6) bf16 numbers occupy in memory?",
         lambda: bytes_per_element("bf16") * 1e6,
         unit="byte",
-        hints=("a bf16 number is 16 bits",),
+        hints=("a bf16 number is 16 bits",
+               "bytes per number (16 bits / 8 bits per byte, or rl.bytes_per_element('bf16')) times how many numbers"),
     ),
     Question(
         "00.bf16_bytes",
         "How many bytes does one bf16 number occupy in memory?",
         lambda: bytes_per_element("bf16"),
         unit="byte",
-        hints=("bf16 is a 16-bit format.",),
+        hints=("bf16 is a 16-bit format.",
+               "divide its bits by the 8 bits in a byte; rl.bytes_per_element('bf16') gives the same."),
     ),
     Question(
         "00.ridge_h200",
         "Ridge point of the H200 for dense bf16: peak FLOP/s divided by memory bandwidth.",
         lambda: get_accelerator("H200").ridge_point("bf16"),
         unit="FLOP/byte",
-        hints=("divide FLOP/s by byte/s, both in base units.",),
+        hints=("divide FLOP/s by byte/s, both in base units.",
+               "989.4e12 FLOP/s over 4.8e12 byte/s, or rl.get_accelerator('H200').ridge_point('bf16')."),
     ),
     Question(
         "00.intensity_4096",
@@ -58,14 +61,16 @@ QUESTIONS = [
         "the output once.",
         lambda: matmul(SIDE, SIDE, SIDE, "bf16").intensity,
         unit="FLOP/byte",
-        hints=("2·M·N·K FLOPs over (M·K + K·N + M·N) elements of 2 bytes each.",),
+        hints=("2·M·N·K FLOPs over (M·K + K·N + M·N) elements of 2 bytes each.",
+               "with M = N = K = n: 2n³ / (3 · n² · 2); rl.matmul(n, n, n, 'bf16').intensity computes it."),
     ),
     Question(
         "00.t_math_h200",
         "T_math of that matmul on the H200: its FLOPs divided by the bf16 peak.",
         lambda: _square_on_h200().t_math,
         unit="s",
-        hints=("2·4096³ FLOPs at the dense bf16 peak.",),
+        hints=("2·4096³ FLOPs at the dense bf16 peak.",
+               "T_math = FLOPs / FLOP/s: 2 * 4096**3 / 989.4e12, the peak in FLOP/s (not TFLOP/s)."),
     ),
     Question(
         "00.bound_h200",
@@ -73,7 +78,9 @@ QUESTIONS = [
         lambda: _square_on_h200().bound,
         kind="choice",
         choices=("compute", "memory"),
-        hints=("compare its arithmetic intensity with the H200's ridge point.",),
+        hints=("compare its arithmetic intensity with the H200's ridge point.",
+               "intensity above the ridge: compute-bound, below: memory-bound; "
+               "rl.estimate(rl.matmul(4096, 4096, 4096), 'H200').bound checks it."),
     ),
     Question(
         "00.full_read_h200",
@@ -112,7 +119,8 @@ QUESTIONS = [
         why={"flops": "2 * 4096**3 = 1.37e11 is the right count: one multiply and one add per (i, j, k).",
              "sparse": "989.4 is the dense bf16 peak (the 2:4-sparse headline is 1979).",
              "nothing": "a 4096-sided matmul does not take years: compare 1.39e8 s with 1.39e-4 s."},
-        hints=("989.4 is the peak in TFLOP/s: what is it in FLOP/s?",),
+        hints=("one matmul does not take years: check what each number in the division stands for, and its unit.",
+               "T_math = FLOP / (FLOP/s): 989.4 is the peak in TFLOP/s, and 1 TFLOP/s = 1e12 FLOP/s."),
     ),
 ]
 

@@ -50,14 +50,16 @@ QUESTIONS = [
         "A bf16 kernel does 4e12 FLOP and moves 10e9 bytes. T_math on an H100 SXM5, in seconds.",
         lambda: _kernel_on_h100().t_math,
         unit="s",
-        hints=("T_math = FLOPs / dense peak FLOP/s",),
+        hints=("T_math = FLOPs / dense peak FLOP/s",
+               "4e12 / rl.get_accelerator('H100 SXM5').peak_flops('bf16'): the dense bf16 peak, in FLOP/s"),
     ),
     Question(
         "01.t_mem_h100",
         "The same kernel: T_mem (time to move its bytes through HBM) on an H100 SXM5, in seconds.",
         lambda: _kernel_on_h100().t_mem,
         unit="s",
-        hints=("T_mem = bytes / memory bandwidth",),
+        hints=("T_mem = bytes / memory bandwidth",
+               "10e9 / rl.get_accelerator('H100 SXM5').mem_bandwidth: the HBM bandwidth, in byte/s"),
     ),
     Question(
         "01.bound_h100",
@@ -65,14 +67,18 @@ QUESTIONS = [
         lambda: _kernel_on_h100().bound,
         kind="choice",
         choices=BOUND_CHOICES,
-        hints=("compare T_math with T_mem, or the kernel's intensity with the chip's ridge point",),
+        hints=("compare T_math with T_mem, or the kernel's intensity with the chip's ridge point",
+               "intensity = 4e12 / 10e9 FLOP/byte against h100.ridge_point('bf16'): above the ridge it is "
+               "compute-bound"),
     ),
     Question(
         "01.gap_h100",
         "The same kernel on an H100 SXM5: the ratio of its no-overlap time to its lower bound.",
         lambda: float(_kernel_on_h100().no_overlap / _kernel_on_h100().lower),
         unit="",
-        hints=("no overlap = T_math + T_mem, lower = max(T_math, T_mem); the ratio lies between 1 and 2",),
+        hints=("no overlap = T_math + T_mem, lower = max(T_math, T_mem); the ratio lies between 1 and 2",
+               "(T_math + T_mem) / max(T_math, T_mem) with the two times above, or est.no_overlap / est.lower of "
+               "rl.estimate"),
     ),
     Question(
         "01.predict_a100_lower",
@@ -106,7 +112,9 @@ QUESTIONS = [
              "units": "both divisions are in base units (FLOP over FLOP/s, byte over byte/s): the times are right "
                       "for the figures used.",
              "nothing": "look up the A100's dense bf16 peak: with it T_math is 8.0 ms and the bound flips."},
-        hints=("624 TFLOP/s is the figure with 2:4 sparsity",),
+        hints=("check each figure in the notes against the A100 80GB SXM4's datasheet: is each the one T_math needs?",
+               "compare 624e12 with rl.get_accelerator('A100').peak_flops('bf16') and .sparse_flops_by_dtype; redo "
+               "T_math with the dense peak"),
     ),
     Question(
         "01.slow_kernel",
@@ -124,7 +132,9 @@ QUESTIONS = [
              "compute": "its intensity, 180 FLOP/byte, is below the H200's ridge (206): it is memory-bound, and "
                         "a bound does not make a kernel slower than the no-overlap time.",
              "wrong": "a lower bound says the kernel cannot be faster than 2.08 ms. A slower kernel agrees with it."},
-        hints=("which of the times assumes peak rates and the fewest bytes?",),
+        hints=("which of the times assumes peak rates and the fewest bytes?",
+               "T_math + T_mem already charges no overlap at all, at peak rates: what else can make a kernel slower "
+               "than that?"),
     ),
 ]
 

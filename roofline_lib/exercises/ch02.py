@@ -42,7 +42,8 @@ QUESTIONS = [
         prompt="Attainable bf16 throughput of a kernel with intensity 50 FLOP/B on an A100 80GB SXM4, in FLOP/s.",
         expected=lambda: _attainable(50, "A100"),
         unit="FLOP/s",
-        hints=("min(peak, bandwidth x intensity): which of the two is smaller at 50 FLOP/B?",),
+        hints=("min(peak, bandwidth x intensity): which of the two is smaller at 50 FLOP/B?",
+               "min(312e12, 2.039e12 x 50) in FLOP/s, or rl.attainable_flops(50, 'A100')."),
     ),
     Question(
         id="02.achieved_fraction_a100",
@@ -74,7 +75,9 @@ QUESTIONS = [
              "h100 sxm5": "16e9 / 3.35e12 = 4.8 ms: just too slow, its compute does not help a memory-bound step.",
              "mi300x": "fast enough (3.0 ms), but a slower chip in the list also makes it.",
              "b200": "fast enough (2.1 ms), but it is the fastest of the five, not the slowest that makes it."},
-        hints=("memory-bound: time = bytes / bandwidth. The chip needs at least 16e9 / 4e-3 byte/s.",),
+        hints=("memory-bound: time = bytes / bandwidth. The chip needs at least 16e9 / 4e-3 byte/s.",
+               "16e9 / rl.get_accelerator(name).mem_bandwidth for each of the five; of those under 4e-3 s, take the "
+               "longest time."),
     ),
     Question(
         id="02.roof_cap_slip",
@@ -88,7 +91,9 @@ QUESTIONS = [
         why={"units": "byte/s times FLOP/byte is FLOP/s: the units are right.",
              "sparse": "no peak was used at all, dense or sparse: that is the slip.",
              "nothing": "4.8e15 FLOP/s is almost five times the H200's dense bf16 peak."},
-        hints=("attainable = min(peak, bandwidth x intensity): is 1000 above the ridge?",),
+        hints=("attainable = min(peak, bandwidth x intensity): is 1000 above the ridge?",
+               "compare 1000 with rl.get_accelerator('H200').ridge_point('bf16'), and 4.8e15 with "
+               "rl.attainable_flops(1000, 'H200')."),
     ),
     Question(
         id="02.h200_no_speedup",
@@ -101,7 +106,9 @@ QUESTIONS = [
         why={"low": "at 2 FLOP/B both chips are memory-bound: time = bytes / bandwidth, 1.43x faster on the H200.",
              "both": "only one of the two is limited by the compute the chips share.",
              "neither": "one of the kernels is above both ridges (206 and 295): the flat roof is the same."},
-        hints=("compare each intensity with both ridges: which roof limits it on each chip?",),
+        hints=("compare each intensity with both ridges: which roof limits it on each chip?",
+               "ridge_point('bf16') of 'H100' and 'H200'; below a ridge time = bytes / bandwidth, above it FLOPs / "
+               "peak: which of the two do the chips share?"),
     ),
 ]
 

@@ -37,7 +37,8 @@ QUESTIONS = [
         prompt="FLOPs of a bf16 matmul [4096, 4096] @ [4096, 4096].",
         expected=lambda: rl.matmul(4096, 4096, 4096).flops,
         unit="FLOP",
-        hints=("one multiply and one add per (i, j, k): 2MNK.",),
+        hints=("one multiply and one add per (i, j, k): 2MNK.",
+               "2 * 4096**3, or rl.matmul(4096, 4096, 4096).flops."),
     ),
     Question(
         id="03.gemv_bound",
@@ -45,6 +46,9 @@ QUESTIONS = [
         expected=lambda: rl.estimate(rl.matmul(1, 8192, 8192), "H200").bound,
         kind="choice",
         choices=("compute", "memory"),
+        hints=("with one row, how many times is each weight used? Compare the intensity with the H200's ridge.",
+               "intensity = MNK / (MK + KN + MN) FLOP per bf16 byte at M = 1, against "
+               "rl.get_accelerator('H200').ridge_point('bf16')."),
     ),
     Question(
         id="03.critical_M_a100_fp16",
@@ -62,7 +66,8 @@ QUESTIONS = [
                "once.",
         expected=lambda: rl.matmul(64, 8192, 4096).bytes,
         unit="byte",
-        hints=("2MK + 2KN + 2MN with M = 64, K = 4096, N = 8192.",),
+        hints=("each of the three matrices (both inputs and the output) crosses memory once, 2 bytes per element.",
+               "2MK + 2KN + 2MN with M = 64, K = 4096, N = 8192; rl.matmul(M, N, K).bytes checks it (note the order)."),
     ),
     Question(
         id="03.limit_fp8_bf16_ffn",
@@ -70,7 +75,8 @@ QUESTIONS = [
                "bound (erratum 3).",
         expected=lambda: rl.matmul(1e15, 4096, 14336, dtype="fp8", out_dtype="bf16").intensity,
         unit="FLOP/B",
-        hints=("bytes are MK + KN + 2MN; divide through by M and let M -> infinity: 2NK / (K + 2N).",),
+        hints=("as M grows, which byte terms grow with it and which stay fixed? fp8 is 1 byte, the bf16 output 2.",
+               "bytes are MK + KN + 2MN; divide through by M and let M -> infinity: 2NK / (K + 2N)."),
     ),
     Question(
         id="03.reuse_predict",
@@ -114,7 +120,9 @@ QUESTIONS = [
              "square": "FLOPs are 2MNK: linear in M, as are the activation bytes.",
              "tensor": "the crossing follows from FLOPs and bytes alone: the critical M moves with the ridge "
                        "(165 on the A100, 229 on the H200 for 4096 x 4096), not with any tile size."},
-        hints=("count the FLOPs per weight and the bytes per weight.",),
+        hints=("count the FLOPs per weight and the bytes per weight.",
+               "each 2-byte weight does a multiply-add for each of the M rows: 2M FLOPs per 2 bytes, so intensity ~ M "
+               "while M << N, K."),
     ),
 ]
 

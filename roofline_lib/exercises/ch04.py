@@ -40,7 +40,9 @@ QUESTIONS = [
                "bf16, on the H200 SXM. Count the bytes of K and V first.",
         expected=lambda: float(rl.estimate(_llama3_8b(16, 1, 8192), "H200").lower),
         unit="s",
-        hints=("it is memory-bound: bytes / bandwidth.",),
+        hints=("it is memory-bound: bytes / bandwidth.",
+               "K and V: 2 x 16 x 8192 x 8 x 128 x 2 bytes, plus Q and O: 2 x 16 x 32 x 128 x 2; over the H200's "
+               "mem_bandwidth."),
     ),
     Question(
         id="04.prefill_slip_g4",
@@ -74,7 +76,9 @@ QUESTIONS = [
              "softmax": "softmax adds about 1 % of the FLOPs and no bytes worth counting: it does not decide.",
              "heads": "the group size G is fixed by the model; the batch multiplies FLOPs and bytes alike."},
         hints=(
-            "what is read once for the whole batch in a weight matmul, and what is read per sequence in attention?",),
+            "what is read once for the whole batch in a weight matmul, and what is read per sequence in attention?",
+            "write FLOPs and bytes at batch b: in attention both carry the factor b, so their ratio does not; a "
+            "weight's bytes do not grow with b."),
     ),
     Question(
         id="04.predict_exp_d96",

@@ -64,22 +64,30 @@ QUESTIONS = [
     Question("05.kv_llama3_70b", "KV cache of Llama-3-70B for 16 sequences of 8,192 positions, bf16, in GB "
              "(1 GB = 1e9 bytes).", lambda: _kv_llama3_70b(), unit="GB",
              hints=(
-                 "2 (K and V) x layers x kv_heads x head_dim x positions x sequences x 2 bytes; GQA has 8 KV heads.",)),
+                 "2 (K and V) x layers x kv_heads x head_dim x positions x sequences x 2 bytes; GQA has 8 KV heads.",
+                 "rl.get_model('llama-3-70b').kv_cache_bytes(16, 8192, 'bf16') gives the bytes; divide by 1e9 "
+                 "for GB.")),
     Question("05.critical_batch_8b_a100", "Smallest batch at which Llama-3-8B's MLP down projection "
              "(bf16 weights, one token per sequence) reaches the A100's bf16 ridge point. Multi-step: write the "
              "intensity of [b, 14336] x [14336, 4096], then solve intensity >= ridge.",
              lambda: _critical_batch_8b_a100(), rtol=0.01, unit="sequences",
              hints=(
-                 "Intensity is about b for b much smaller than the matrix sides, but not exactly: keep every term.",)),
+                 "Intensity is about b for b much smaller than the matrix sides, but not exactly: keep every term.",
+                 "bKN / (bK + KN + bN) = R gives b* = R K N / (K N - R (K + N)), R the A100's bf16 ridge: round up.")),
     Question("05.predict_step_batch64", "Predict, then check: the lower bound (ms) of one decode step of Llama-3-8B "
              "at batch 64, context 4,096, bf16, on an H200 (batch 1 takes 3.24 ms). Within 10 % counts.",
              lambda: _step_batch64_ms(), rtol=0.10, unit="ms",
              hints=("The weights are read once for all 64 sequences; each sequence reads its own KV cache "
-                  "(131 kB per position).",)),
+                    "(131 kB per position).",
+                    "(2 x (8.03e9 - 128256 x 4096) weight bytes + 64 x 4096 x kv_cache_bytes(1, 1)) / 4.8e12 s, "
+                    "x 1e3 for ms.")),
     Question("05.design_dtype_32k", "Design: the widest weight dtype ('bf16', 'fp8', 'int4' or 'none') with which "
              "one H200 serves Llama-3-70B to 8 sequences of 32,768 positions (bf16 KV cache) inside vLLM's default "
              "share (0.9 of the memory, less the CUDA context).", lambda: _dtype_for_32k(), kind="choice",
              choices=("bf16", "fp8", "int4", "none"),
+             hints=("the weights and 8 KV caches of 32,768 positions must share the usable memory: how big is each?",
+                    "llm.max_batch('llama-3-70b', 'H200', 32768, weight_dtype=d, usable_fraction=0.9, "
+                    "reserved_bytes=llm.CUDA_CONTEXT_BYTES) >= 8, widest d first."),
              why={"bf16": "bf16 weights alone (141e9 bytes) exceed 0.9 x 150.75e9 bytes: no room for a "
                                "KV cache.",
                        "fp8": "fp8 weights leave room for 6 sequences of 32,768 positions (the table above), not 8.",
@@ -89,6 +97,9 @@ QUESTIONS = [
              "'int4 weights', 'more bandwidth' (an H200) or 'larger batch' (8 prompts)?",
              lambda: _prefill_turns_memory_bound(), kind="choice",
              choices=("shorter prompt", "int4 weights", "more bandwidth", "larger batch"),
+             hints=("reason with the intensity: what sets it in a prefill, and which change moves it below the ridge?",
+                    "each weight serves batch x prompt tokens: intensity ~ b T FLOP/B against the ridge; "
+                    "rl.estimate(rl.prefill(model, b, T), chip).bound."),
              why={"int4 weights": "fewer weight bytes for the same FLOPs raise the intensity: more compute-bound.",
                        "more bandwidth": "more bandwidth lowers the ridge point (206 on an H200): more compute-bound.",
                        "larger batch": "8 prompts use each weight 8 x 4,096 times: the intensity rises."}),
@@ -96,14 +107,18 @@ QUESTIONS = [
              "layers x 64 heads x 128 x 2 bytes = 2.6 MB, so 16 sequences of 8,192 positions need 344 GB.' Which "
              "factor is wrong: 'k and v', 'kv heads' or 'bytes'?", lambda: _kv_slip(), kind="choice",
              choices=("k and v", "kv heads", "bytes"),
+             hints=("check each factor of the product against the model's config, rl.get_model('llama-3-70b').",
+                    "K and V are cached per KV head: compare 64 with num_heads and num_kv_heads (GQA); "
+                    "kv_cache_bytes(16, 8192) checks the total."),
              why={"k and v": "keys and values are both cached: the factor 2 is right.",
                        "bytes": "bf16 is 2 bytes per element: that factor is right."}),
     Question("05.max_batch_fp8", "Largest batch of 8,192-position sequences Llama-3-70B can serve on one H200 "
              "(nvidia-smi reports 143,771 MiB) with fp8 weights and a bf16 KV cache, when the serving engine "
              "takes 90 % of that memory for weights + KV cache (vLLM's default).", lambda: _max_batch_fp8(),
              rtol=0.0, unit="sequences",
-             hints=("0.9 x 143,771 x 2^20 bytes, minus 1 byte per parameter, over the KV bytes of one sequence, "
-                  "rounded down. A MiB is 2^20 bytes, not 1e6.",)),
+             hints=("the engine's 90 % must hold the fp8 weights once, then one KV cache per sequence; mind the MiB.",
+                    "0.9 x 143,771 x 2^20 bytes, minus 1 byte per parameter, over the KV bytes of one sequence, "
+                    "rounded down. A MiB is 2^20 bytes, not 1e6.")),
 ]
 
 

@@ -72,35 +72,52 @@ def _added_launches(kernels=1000, duration=2e-6, launch=5e-6):
 
 QUESTIONS = [
     Question("08.calls_per_second", "How many tiny numpy calls per second can your machine dispatch?",
-             _calls_per_second, rtol=0.03, unit="calls/s"),
+             _calls_per_second, rtol=0.03, unit="calls/s",
+             hints=("the measured overhead is seconds per call; the question asks for calls per second",
+                    "1 / overhead, with overhead your measured per-call time in seconds")),
     Question("08.h100_flat_region", "On an H100 SXM with a 5 us launch cost, below how many elements is an fp16 "
              "vector add launch-bound?", _h100_flat_region, rtol=0.03, unit="elements",
-             hints=("5e-6 s x 3.35e12 B/s / 6 bytes per element",)),
+             hints=("launch-bound while the launch outlasts the data movement: how many bytes move in one launch?",
+                    "5e-6 s x 3.35e12 B/s / 6 bytes per element")),
     Question("08.async_total", "Total time of 100 kernels of 3 us each launched asynchronously at 5 us apiece.",
              _async_total, unit="s", hints=("the first kernel starts after one launch; then the slower of launch "
-             "and kernel sets the pace; the last kernel still has to run",)),
+                                            "and kernel sets the pace; the last kernel still has to run",
+                                            "5e-6 + 99 x max(5e-6, 3e-6) + 3e-6 s; "
+                                            "rl.launch.simulate_queue([3e-6] * 100, 5e-6).total checks it")),
     Question("08.decode_launch_bound", "Launch cost per kernel above which a Llama-3-8B decode step (batch 1, "
              "context 4096) on an H200 SXM is launch-bound.", _decode_launch_bound, rtol=0.03, unit="s",
-             hints=("the step's roofline time divided by its number of kernels",)),
+             hints=("the step's roofline time divided by its number of kernels",
+                    "rl.estimate(rl.decode_step('llama-3-8b', 1, 4096), 'H200').lower / "
+                    "rl.launch.decode_kernel_count('llama-3-8b')")),
     Question("08.fused_graph_boundary_time", "Device time the kernel boundaries of one fused Llama-3-8B decode step "
              "cost when it is replayed as a CUDA graph, at 5 us per boundary.", _fused_graph_boundary_time, rtol=0.03,
              unit="s", hints=("a graph removes the CPU's launches, not the device's boundaries: fused kernels per "
-                              "step x 5 us",)),
+                              "step x 5 us",
+                              "rl.launch.decode_kernel_count('llama-3-8b', fused=True) x 5e-6 s")),
     Question("08.fewer_kernels", "Which remedy makes fewer, larger kernels by folding operations together: "
              "'batching', 'fusion' or 'graphs'?", lambda: "fusion", kind="choice",
              choices=("batching", "fusion", "graphs"),
-             hints=("graphs keep the kernels and make launches cheaper; batching gives each kernel more sequences",)),
+             hints=("which remedy changes the number of kernels, and which change only a launch's cost or a kernel's "
+                    "work?",
+                    "graphs keep the kernels and make launches cheaper; batching gives each kernel more sequences")),
     Question("08.predict_async_idle", "Predict, then check: 1000 kernels of 1.5 us launched asynchronously at 5 us "
              "apiece. What fraction of the total time is the GPU idle?", _idle_fraction, rtol=0.02,
-             hints=("the launches set the pace: 1000 x 5 us, of which the GPU works 1000 x 1.5 us",)),
+             hints=("which is slower, a launch or a kernel? That one sets the pace, and the GPU waits the rest",
+                    "total = 1000 x 5e-6 + 1.5e-6 s (the last kernel still runs); idle = (total - 1000 x 1.5e-6) / "
+                    "total")),
     Question("08.design_batch_hides_launches", "Design: Llama-3-8B decode at context 4096 on an H200 SXM, launched "
              "eagerly at 10 us per kernel (387 kernels). The smallest batch whose roofline time is at least the "
              "3.87 ms of launches.", _batch_hiding_launches, rtol=0, unit="sequences",
-             hints=("the weights' 15 GB once, plus 0.54 GB of KV cache per sequence, at 4.8 TB/s",)),
+             hints=("the step stays memory-bound: which bytes grow with the batch, and which are read once?",
+                    "the weights' 15 GB once, plus 0.54 GB of KV cache per sequence, at 4.8 TB/s: the smallest b "
+                    "reaching 3.87 ms")),
     Question("08.explain_more_overhead", "Explain: Llama-3-8B at batch 1 on an H200, eager launches at 10 us. After "
              "which change do the launches cost the largest share of the step: 'int4 weights', 'cuda graphs', "
              "'fusion' or 'larger batch'?", _launches_matter_more, kind="choice",
              choices=("int4 weights", "cuda graphs", "fusion", "larger batch"), aliases={},
+             hints=("the share compares the launches' time with the step's own work: how does each change move each?",
+                    "rl.launch.simulate_queue(times, cost).total / times.sum(), times from "
+                    "rl.launch.decode_kernel_times(..., 'H200', b, 4096, ...)"),
              why={"cuda graphs": "graphs make each launch cheap (under 1 us): the launches hide again.",
                        "fusion": "fusion launches 162 kernels instead of 387: less launch time for the same bytes.",
                        "larger batch": "a batch of 64 reads the same weights and 64 KV caches: more memory time to "
@@ -109,6 +126,9 @@ QUESTIONS = [
              "each take 1000 x (5 + 2) us = 7 ms.' What is wrong: 'overlap' (asynchronous launches overlap the "
              "kernels), 'launch cost', 'kernel count' or 'nothing'?", _added_launches, kind="choice",
              choices=("overlap", "launch cost", "kernel count", "nothing"), aliases={},
+             hints=("on a CUDA stream, does the CPU wait for each kernel to finish before it launches the next?",
+                    "asynchronous: about n x max(launch, kernel) plus the last kernel; "
+                    "rl.launch.simulate_queue([2e-6] * 1000, 5e-6).total"),
              why={"launch cost": "5 us per launch is the premise; the sum is the slip.",
                        "kernel count": "1000 kernels is the premise; the sum is the slip.",
                        "nothing": "7 ms is the synchronous time; a stream lets the CPU launch the next kernel while "

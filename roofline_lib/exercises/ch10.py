@@ -49,22 +49,32 @@ QUESTIONS = [
              lambda: _measured_tokens_per_s("gpt-fast-llama-2-70b-bf16-a100-tp4"), rtol=0.10, unit="tok/s",
              hints=(
                  "calibrated bound of the 4-GPU step, plus 2 all-reduces per layer at the median cost of "
-                 "section 4c.",)),
+                 "section 4c.",
+                 "1 / (rec.calibrated_s + 2 x num_layers x allreduce_s): rec the held-out record, allreduce_s "
+                 "section 4c's median.")),
     Question("10.holdout_int4", "torchao, Llama-3-8B with int4 weights, batch 1, one A100 (held out): predict its "
              "tokens/s from the lower bound and the MBU the other int4 records reach.",
              lambda: _measured_tokens_per_s("torchao-llama-3-8b-int4-a100"), rtol=0.10, unit="tok/s",
-             hints=("at batch 1 the bound is memory time; a run at MBU u takes bound / u.",)),
+             hints=("at batch 1 the bound is memory time; a run at MBU u takes bound / u.",
+                    "u = the median MBU of groups['batch-1 decode, int4 weights, one chip']; tokens/s = "
+                    "u / rec.predicted_lower_s.")),
     Question("10.impossible", "Llama-2-13B fp16, batch 1, one A100 80GB SXM4: 20 tokens in 142.5 ms. Possible or "
              "impossible?", _impossible, kind="choice", choices=("possible", "impossible"),
-             hints=("every token reads every weight once: 20 x weight bytes / bandwidth is the least time.",)),
+             hints=("what must each generated token read at least, and how fast can the A100 read it?",
+                    "every token reads every weight once: 20 x weight_bytes('fp16') / the A100's mem_bandwidth is "
+                    "the least time.")),
     Question("10.predict_calibrated_13b", "Predict, then check: the calibrated time per token (ms) of Llama-2-13B, "
              "bf16, batch 1, context 1,024 on one A100 80GB SXM4 (achieved ceilings instead of the datasheet's). "
              "Within 5 % counts.", _calibrated_13b_ms, rtol=0.05, unit="ms",
-             hints=("the weights (26 GB) and a small KV cache, read at the achieved 1.6 TB/s",)),
+             hints=("the weights (26 GB) and a small KV cache, read at the achieved 1.6 TB/s",
+                    "(2 x (13,015,864,320 - 32,000 x 5,120) + kv_cache_bytes(1, 1024)) / 1.6e12 s, x 1e3 for ms")),
     Question("10.design_a100s_30_tokens", "Design: gpt-fast-style decoding of Llama-2-70B, bf16, batch 1, on A100 "
              "80GB in tensor parallel must reach 30 tokens/s. With the calibrated bound plus 2 all-reduces per layer "
              "at the median cost of section 4c, the fewest GPUs: '2', '4', '8' or 'more than 8'?",
              _fewest_a100s_for_30_tokens, kind="choice", choices=("2", "4", "8", "more than 8"),
+             hints=("30 tokens/s allows 1/30 s per token: on how many chips do the calibrated step and its "
+                    "all-reduces fit?",
+                    "for n = 2, 4, 8: the gpt-fast Llama-2-70B record's calibrated_s + 2 x 80 x allreduce_s <= 1 / 30"),
              why={"2": "2 GPUs: a calibrated 43 ms plus 160 all-reduces of ~29 us is about 48 ms: 21 tokens/s.",
                        "8": "8 GPUs get there, but fewer do too: try 4 (a calibrated 21.5 ms plus 4.7 ms).",
                        "more than 8": "8 GPUs give about 15 ms per token: count fewer."}),
@@ -72,6 +82,9 @@ QUESTIONS = [
              "output token 8.6x the batch-1 bound. The most likely reason: 'batch' (in-flight batching decodes many "
              "sequences per step), 'fp8' (the run's fp8 precision), 'network' (the load generator's network) or "
              "'bound wrong'?", lambda: "batch", kind="choice", choices=("batch", "fp8", "network", "bound wrong"),
+             hints=("what does the batch-1 bound assume about each step that a loaded server does not do?",
+                    "at batch b a step reads the weights once plus b KV caches and does b x the FLOPs: compare its "
+                    "time with batch 1's"),
              why={"fp8": "fp8 weights read half the bytes of bf16: they make a step faster, not slower.",
                        "network": "the time per output token is measured between tokens of one stream, inside the "
                                   "server: the network adds to the first token, not to each step.",
@@ -82,6 +95,8 @@ QUESTIONS = [
              "wrong: 'int4 mbu' (int4 kernels reach a far lower MBU), 'bound' (the bound should count bf16 bytes), "
              "'inverted' (tokens/s is bound / MBU) or 'nothing'?", lambda: "int4 mbu", kind="choice",
              choices=("int4 mbu", "bound", "inverted", "nothing"),
+             hints=("check the three parts of the claim: the bound, the MBU, and how they combine",
+                    "compare 0.7 with the MBU of groups['batch-1 decode, int4 weights, one chip'] in section 3"),
              why={"bound": "the int4 weights are what the kernel reads: the bound counts 4-bit bytes, rightly.",
                        "inverted": "a run at MBU u takes bound / u seconds per token: u / bound tokens/s is right.",
                        "nothing": "compare the MBU of the int4 records in section 3 with the bf16 ones."}),

@@ -32,19 +32,28 @@ def _spec_pays():
 QUESTIONS = [
     Question("11.littles_law", "A server keeps 48 sequences decoding; each request has 200 output tokens at a TPOT "
              "of 20 ms. What arrival rate (requests per second) keeps it there?", _littles_law, unit="requests/s",
-             hints=("Little's law: in flight = arrival rate x time each spends decoding",)),
+             hints=("Little's law: in flight = arrival rate x time each spends decoding",
+                    "a request decodes for output tokens x TPOT seconds: rate = 48 / (200 x 20e-3 s)")),
     Question("11.spec_tokens", "Speculative decoding with k = 3 drafted tokens, each accepted with probability 0.6: "
              "expected tokens per verify step.", lambda: serving.expected_tokens_per_verify(0.6, 3),
-             rtol=1e-6, unit="tokens", hints=("the accepted drafts, plus the one token the target always adds",)),
+             rtol=1e-6, unit="tokens",
+             hints=("the accepted drafts, plus the one token the target always adds",
+                    "draft i counts only if drafts 1 .. i are all accepted: sum of 0.6^i for i = 0 .. k, "
+                    "or rl.serving.expected_tokens_per_verify")),
     Question("11.paged_batch", "Llama-2-7B bf16 on one H100 SXM (the driver's bytes): requests end at 300, 900 or "
              "1500 positions, equally often; pages of 16 tokens. How many sequences' KV caches fit beside the "
              "weights?", lambda: serving.kv_fit("llama-2-7b", "H100 SXM", [300, 900, 1500], 4096).paged_batch,
-             rtol=0, unit="sequences", hints=("mean positions per sequence in whole pages, times bytes per position",)),
+             rtol=0, unit="sequences",
+             hints=("mean positions per sequence in whole pages, times bytes per position",
+                    "(driver's bytes minus bf16 weights) / (mean of ceil(L / 16) x 16 positions x KV bytes per "
+                    "position), rounded down")),
     Question("11.spec_pays", "Predict: Llama-2-7B bf16 on an A100 80GB, batch 128 at context 512: speculative "
              "decoding with k = 4 and acceptance 0.6 (a draft that costs nothing). Does it 'pays' or 'does not pay'?",
              _spec_pays, kind="choice", choices=("pays", "does not pay"),
              hints=("what does each step read besides the weights at this batch and context, and is the verify step "
-                  "of 5 positions per sequence much slower than a plain step?",),
+                    "of 5 positions per sequence much slower than a plain step?",
+                    "rl.serving.speculative('llama-2-7b', 'A100', 128, 512, 4, 0.6).speedup = t_plain x tokens per "
+                    "verify / t_verify; > 1 pays"),
              why={"does not pay": "at context 512 each step reads 34 GB of KV cache besides 13.5 GB of weights "
                                        "(about 24 ms at 2.04 TB/s), and the verify step's 5 x 128 tokens need about "
                                        "28 ms of compute: barely more than a plain step, for about 2.3 tokens per "
@@ -53,8 +62,10 @@ QUESTIONS = [
     Question("11.slo_chip", "Design: Llama-2-13B bf16, 1024 prompt and 256 output tokens, TPOT at most 50 ms under "
              "continuous batching: which chip serves a million output tokens cheapest at $1.80 (A100 80GB SXM4), "
              "$2.50 (H100 SXM5) and $3.50 (H200 SXM) per hour: 'a100', 'h100' or 'h200'?", _slo_chip, kind="choice",
-             choices=tuple(PRICES), hints=(
-                                        "the largest batch that meets the SLO on each chip, then price / throughput",),
+             choices=tuple(PRICES),
+             hints=("the largest batch that meets the SLO on each chip, then price / throughput",
+                    "rl.serving.best_batch_under_slo('llama-2-13b', chip, 1024, 256, 50e-3).cost_per_million_tokens("
+                    "price) for each chip"),
              why={"a100": "the A100's smaller memory and bandwidth hold a much smaller batch within 50 ms: its "
                                "lower price does not make up for the fewer tokens per hour.",
                        "h100": "the H100 has the H200's compute but less memory and bandwidth: the H200 holds a larger "
