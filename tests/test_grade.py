@@ -267,3 +267,28 @@ def test_a_chapter_without_questions_is_named():
         Assignment.from_chapter("14")
     with pytest.raises(ValueError, match="--chapter takes a chapter number such as 5 or 05, not 'x'"):
         Assignment.from_chapter("x")
+
+
+def test_chapter_columns_follow_the_notebook():
+    import re
+
+    from roofline_lib.teach.score import Assignment
+
+    for chapter in ("05", "11", "13"):
+        path = next((Path(__file__).resolve().parents[1] / "notebooks").glob(f"{chapter}_*.ipynb"))
+        master = path.read_text(encoding="utf-8")
+        in_page = list(dict.fromkeys(re.findall(r'exercises\.check\(\\"(\d\d\.[A-Za-z0-9_]+)\\"', master)))
+        assert in_page and Assignment.from_chapter(chapter).question_ids[:len(in_page)] == in_page
+
+
+def test_grades_csv_is_as_readable_as_the_feedback(tmp_path):
+    import os
+
+    from roofline_lib.teach.report import write_csv, write_feedback
+    from roofline_lib.teach.score import Grade
+
+    grades = [Grade("ada", {"00.demo_bytes": 1}, {"00.demo_bytes": "ok"}, [])]
+    write_csv(grades, ["00.demo_bytes"], tmp_path / "grades.csv")
+    write_feedback(grades, ["00.demo_bytes"], tmp_path / "feedback")
+    mode = os.stat(tmp_path / "grades.csv").st_mode & 0o777
+    assert mode == os.stat(tmp_path / "feedback" / "ada.txt").st_mode & 0o777 and mode & 0o044

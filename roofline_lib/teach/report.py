@@ -57,10 +57,17 @@ def write_csv(grades, question_ids, out):
     try:
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
             csv.writer(f).writerows(table)
+        os.chmod(tmp, 0o666 & ~_umask())  # as an ordinary new file (and the feedback files) would be, not 0600
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_feedback(grades, question_ids, folder):

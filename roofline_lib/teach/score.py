@@ -64,11 +64,14 @@ class Assignment:
 
     @classmethod
     def from_chapter(cls, chapter):
+        """The chapter's questions, in the order its master notebook checks them (the CSV's columns follow the
+        page a student worked through); the library's order where the notebooks are not beside the package."""
         try:
             number = int(chapter)
         except ValueError:
             raise ValueError(f"--chapter takes a chapter number such as 5 or 05, not {chapter!r}") from None
         ids = [q.id for q in exercises.questions(f"{number:02d}.")]
+        ids = _in_notebook_order(number, ids)
         if not ids:
             have = sorted({q.id.split(".")[0] for q in exercises.questions()})
             raise ValueError(f"chapter {number:02d} has no questions; the chapters with questions are "
@@ -126,3 +129,17 @@ class Assignment:
 
 
 __all__ = ["Assignment", "Grade"]
+
+
+def _in_notebook_order(number, ids):
+    """``ids`` ordered as notebooks/NN_*.ipynb checks them, those it does not check last (library order)."""
+    from pathlib import Path
+
+    from .discovery import find_checks, load_cells
+
+    masters = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob(f"{number:02d}_*.ipynb"))
+    if not masters:
+        return ids
+    order = list(dict.fromkeys(c.question_id for c in find_checks(load_cells(masters[0].read_bytes()))))
+    rank = {qid: i for i, qid in enumerate(order)}
+    return sorted(ids, key=lambda q: (rank.get(q, len(order)), ids.index(q)))
