@@ -54,6 +54,20 @@ def read_toml(path):
         raise ValueError(f"{path.name}: not valid TOML ({exc})") from None
 
 
+def read_records(path):
+    """(path, the file's ``source``, its ``[[record]]`` tables) of a file of published records; ValueError naming
+    the file where the source or the records are missing. The inference and training loaders share it."""
+    path = pathlib.Path(path)
+    raw = read_toml(path)
+    source = str(raw.get("source", "")).strip()
+    if not source:
+        raise ValueError(f"{path.name}: field 'source' is missing: name the repository and file, the paper or the URL")
+    records = raw.get("record")
+    if not isinstance(records, list) or not records:
+        raise ValueError(f"{path.name}: no [[record]] tables")
+    return path, source, records
+
+
 class Entry:
     """One table read from a data file, and the errors about it: each names the file, the entry and the field.
 
@@ -138,4 +152,4 @@ class Catalog:
         raise ValueError(f"unknown {self.kind} {name!r}{hint} Known: {', '.join(self.names())}")
 
 
-__all__ = ["Catalog", "DATA_DIR", "data_dir", "Entry", "name_key", "read_toml"]
+__all__ = ["Catalog", "DATA_DIR", "data_dir", "Entry", "name_key", "read_records", "read_toml"]

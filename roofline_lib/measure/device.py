@@ -39,7 +39,8 @@ from .microbench import NotEnoughMemoryError, Timing
 
 INSTALL = ('measure_device needs PyTorch, an optional extra of the course: from the course\'s folder run '
            'pip install ".[gpu]" (or pip install torch; on a Linux machine without an NVIDIA GPU the CPU build, '
-           'pip install torch --index-url https://download.pytorch.org/whl/cpu, is ~200 MB instead of several GB)')
+           'pip install torch --index-url https://download.pytorch.org/whl/cpu, under 1 GB installed instead of '
+           'several GB)')
 GPU_FLUSH_BYTES = 256 * 2**20  # mamf-finder's L2 flush: 256 MiB, larger than any GPU's L2 so far
 DEVICES = ("cuda", "mps", "cpu")
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}

@@ -27,7 +27,7 @@ import pathlib
 
 import numpy as np
 
-from ..core.catalog import DATA_DIR, Entry, read_toml
+from ..core.catalog import DATA_DIR, Entry, read_records
 from ..core.dtypes import COMPUTE_FORMAT, canonical_dtype
 from ..llm.steps import decode_step, prefill
 from ..roofline.bounds import estimate
@@ -123,14 +123,7 @@ class Record:
 
 def load_measurements(path):
     """Read one source's TOML file of records; raise ValueError naming the file, record and field."""
-    path = pathlib.Path(path)
-    raw = read_toml(path)
-    source = str(raw.get("source", "")).strip()
-    if not source:
-        raise ValueError(f"{path.name}: field 'source' is missing: name the repository and file, or the URL")
-    records = raw.get("record")
-    if not isinstance(records, list) or not records:
-        raise ValueError(f"{path.name}: no [[record]] tables")
+    path, source, records = read_records(path)
     return [_record(path, source, r) for r in records]
 
 

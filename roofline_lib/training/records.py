@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-from ..core.catalog import DATA_DIR, Entry, read_toml
+from ..core.catalog import DATA_DIR, Entry, read_records, read_toml
 from ..specs.hardware import get_accelerator
 from ..specs.models import Model, get_model
 from .flops import CONVENTIONS, _convention, _course
@@ -148,14 +148,7 @@ def _record(path, source, r):
 
 def load_measurements(path):
     """Read one source's TOML file of training records; raise ValueError naming the file, record and field."""
-    path = pathlib.Path(path)
-    raw = read_toml(path)
-    source = str(raw.get("source", "")).strip()
-    if not source:
-        raise ValueError(f"{path.name}: field 'source' is missing: name the repository and file, or the paper")
-    records = raw.get("record")
-    if not isinstance(records, list) or not records:
-        raise ValueError(f"{path.name}: no [[record]] tables")
+    path, source, records = read_records(path)
     return [_record(path, source, r) for r in records]
 
 
@@ -268,8 +261,9 @@ class TrainingComparison:
 
     @property
     def of_bound(self):
-        """Measured / bound: the share of the compute roof the run reached with causal FLOPs (<= 1)."""
-        return self.measured_tokens_per_s_per_chip / self.bound_tokens_per_s_per_chip
+        """Measured / bound: the share of the compute roof the run reached with causal FLOPs (<= 1); the bound
+        is the dense peak over the causal count, so this is ``mfu``."""
+        return self.mfu
 
 
 def compare(rec):
