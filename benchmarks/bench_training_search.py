@@ -8,19 +8,11 @@ Prints the medians of several runs.
 import statistics
 import time
 
+from bench_llm_sweep import timed  # the same repeats-of-a-batch timer
+
 import roofline_lib as rl
 
 T = rl.training
-
-
-def timed(fn, runs, number=1):
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return times
 
 
 def main(runs=9):
@@ -36,7 +28,7 @@ def main(runs=9):
     print(f"one train_step, Llama-3.1-405B on 16,384 H100s: median {statistics.median(single) * 1e6:.0f} us "
           f"(min {min(single) * 1e6:.0f}, max {max(single) * 1e6:.0f})")
     found = search()
-    times = timed(search, runs)
+    times = timed(search, runs, 1)
     print(f"search: {len(found):,} configurations ({int(found.fits.sum()):,} fit) in one call: median "
           f"{statistics.median(times) * 1e3:.1f} ms over {runs} runs (min {min(times) * 1e3:.1f}, max "
           f"{max(times) * 1e3:.1f}); target < 1 s")
