@@ -190,7 +190,7 @@ def test_each_hostile_entry_is_explained(graded):
     assert "stopped the grader's worker" in feedback["killer2"]
     assert "\\x1b" in feedback["escapes"]
     assert "a folder" in feedback["dir"] and "named pipe" in feedback["pipe"]
-    assert "No such file" in feedback["gone"] and "more than 50 MB" in feedback["huge"]
+    assert "symbolic link" in feedback["gone"] and "more than 50 MB" in feedback["huge"]
     assert feedback["alice"] == feedback["zoe"] == ""
 
 

@@ -2,8 +2,9 @@
 
 A student's name is the file name without ``.ipynb``, decoded with replacement
 (a zip made on a Chinese Windows has GBK names) and cleaned of control codes.
-Sizes and kinds are checked from ``stat`` before anything is read, and a FIFO
-or a device is never opened, so no entry can hang or flood the grader.
+Sizes and kinds are checked from ``lstat`` before anything is read, and a
+symbolic link, a FIFO or a device is never opened (nor followed), so no entry
+can hang or flood the grader, or make it read a file outside the folder.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import stat
 from .discovery import MAX_FILE_BYTES
 from .text import file_name
 
-_KINDS = {stat.S_ISDIR: "a folder", stat.S_ISFIFO: "a named pipe (FIFO)", stat.S_ISSOCK: "a socket",
+_KINDS = {stat.S_ISLNK: "a symbolic link (copy the file itself into the folder)", stat.S_ISDIR: "a folder",
+          stat.S_ISFIFO: "a named pipe (FIFO)", stat.S_ISSOCK: "a socket",
           stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device"}
 
 
@@ -34,13 +36,14 @@ def _kind(mode):
 def _read(path):
     """(bytes, "") or (None, why not) for one ``*.ipynb`` entry."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode):
             return None, f"not graded: {_kind(st.st_mode)}, not a notebook file"
         if st.st_size > MAX_FILE_BYTES:
             return None, f"not graded: the file is {st.st_size / 1e6:.0f} MB, more than {MAX_FILE_BYTES / 1e6:.0f} MB"
-        # O_NONBLOCK: if the entry was swapped for a FIFO since stat, open does not wait for a writer.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        # O_NONBLOCK: if the entry was swapped for a FIFO since stat, open does not wait for a writer;
+        # O_NOFOLLOW: nor, if it was swapped for a link, is the link followed.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None, "not graded: not a regular file"

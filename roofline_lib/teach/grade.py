@@ -4,8 +4,10 @@
 
 Each ``*.ipynb`` in SUBMISSIONS_DIR is one student (the file name without
 ``.ipynb``). Every submission runs in a worker process of its own (worker.py),
-which parses it, starts a fresh kernel in a scratch folder holding only a copy
-of it, and runs it cell by cell with a time limit per cell and per notebook.
+in a sandbox of its own on Linux (sandbox.py), which parses it, starts a fresh
+kernel in a scratch folder holding only a copy of it, and runs it cell by cell
+with a time limit per cell and per notebook. Where no sandbox can be had, the
+grader says what is unprotected and stops, unless --unsandboxed is given.
 After each cell that calls ``rl.exercises.check(...)`` the kernel is asked for
 the *value* of the answer expression, and that value is judged here, in the
 grader's own process, against expected values computed before any submission
@@ -31,6 +33,7 @@ import time
 from pathlib import Path
 
 from . import collect, run
+from . import sandbox as sandboxing
 from .report import progress_line, write_csv, write_feedback
 from .score import Assignment, Grade
 from .text import clean
@@ -51,6 +54,8 @@ class Settings:
     parse_timeout: float = run.PARSE_TIMEOUT
     parse_cell_timeout: float = run.PARSE_CELL_TIMEOUT
     worker_memory_mb: int = run.WORKER_MEMORY_MB
+    sandbox: bool = True  # each worker in a sandbox of its own (sandbox.py); False: as this account, exposed
+    cpu_cores: float = sandboxing.CPU_CORES  # the CPU one submission may keep busy, averaged over a few seconds
 
     def __post_init__(self):
         for name in ("cell_timeout", "notebook_timeout", "parse_timeout", "parse_cell_timeout"):
@@ -59,6 +64,8 @@ class Settings:
         for name in ("memory_mb", "worker_memory_mb"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be a number of megabytes (0 for no limit), not {getattr(self, name)!r}")
+        if not self.cpu_cores >= 0:
+            raise ValueError(f"cpu_cores must be a number of cores (0 for no limit), not {self.cpu_cores!r}")
 
 
 def _zero(assignment, student, note, seconds=0.0):
@@ -82,15 +89,18 @@ def _sweep_scratch():
 async def grade_one(name, data, assignment, settings=Settings()):
     """Grade one submission's bytes. Never raises: a failure becomes zeros and a note."""
     start = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+    # A sandbox has a scratch folder of its own, thrown away with it; without one, the grader makes one.
+    scratch = None if settings.sandbox else Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     try:
-        # The kernel's folder holds a copy of this submission only.
-        (scratch / "submission.ipynb").write_bytes(data)
-        grade = assignment.score(name, await run.run_submission(data, settings, scratch))
+        if settings.sandbox and sandboxing.problem():
+            raise RuntimeError(f"no sandbox: {sandboxing.problem()}")
+        run_ = await run.run_submission(data, settings, scratch, assignment.question_ids)
+        grade = assignment.score(name, run_)
     except Exception as e:  # noqa: BLE001 - one broken submission must not stop the batch
         grade = _zero(assignment, name, f"grading failed ({type(e).__name__}: {e})"[:300])
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     grade.seconds = time.monotonic() - start
     return grade
 
@@ -171,6 +181,9 @@ def main(argv=None, progress=_print):
     parser.add_argument("--worker-memory-mb", type=int, default=run.WORKER_MEMORY_MB,
                         help="address-space limit of the process that runs each submission, 0 for none "
                              "(default: 2048)")
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="grade even where no sandbox can be had (not Linux, no bwrap, no user namespaces): "
+                             "the submissions' code then runs with this account's rights")
     args = parser.parse_args(argv)
 
     folder = Path(args.submissions)
@@ -178,9 +191,19 @@ def main(argv=None, progress=_print):
         parser.error(f"{folder} is not a folder; give the folder that holds the STUDENT.ipynb files")
     if args.workers < 1:
         parser.error(f"--workers must be 1 or more, not {args.workers}")
+    why = "--unsandboxed was given" if args.unsandboxed else sandboxing.problem()
+    if why:
+        progress(f"{'warning' if args.unsandboxed else 'error'}: no sandbox ({why}); without one, "
+                 + sandboxing.UNPROTECTED[0])
+        for line in sandboxing.UNPROTECTED[1:]:
+            progress(line)
+        if not args.unsandboxed:
+            progress("error: refusing to grade without a sandbox; pass --unsandboxed to grade anyway "
+                     "(only for submissions you trust), or run the grader in a container (docs/teaching.md)")
+            return 2
     try:
         settings = Settings(args.cell_timeout, args.notebook_timeout, args.memory_mb, args.parse_timeout,
-                            args.parse_cell_timeout, args.worker_memory_mb)
+                            args.parse_cell_timeout, args.worker_memory_mb, sandbox=not why)
         assignment = Assignment.from_notebook(args.master) if args.master else Assignment.from_chapter(args.chapter)
         found, ignored = collect.submissions(folder)
     except ValueError as e:

@@ -115,13 +115,22 @@ class Outcome:
     text: str = ""
 
 
-def kernel_env():
+def kernel_env(private=None):
+    """The environment of a worker and its kernel. ``private``: a folder of the grader's, for a worker run
+    without a sandbox, which then gets Jupyter and IPython folders of its own there (no kernelspec or
+    startup file of the teacher's, none left for a later run). In a sandbox the environment is already
+    the sandbox's own (sandbox.environment)."""
     env = dict(os.environ)
     # The kernel imports the same roofline_lib as the grader.
     root = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")  # parallel kernels should not fight over cores
+    if private is not None:
+        home = Path(private) / "home"
+        env.update({"IPYTHONDIR": str(home / ".ipython"), "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+                    "JUPYTER_DATA_DIR": str(home / "jupyter"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+                    "MPLCONFIGDIR": str(home / ".matplotlib")})
     return env
 
 

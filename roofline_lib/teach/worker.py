@@ -8,6 +8,12 @@ minutes, 250 MB of output, a signal to its parent) stays here: the grader sees
 the reports stop, knows which cell was running, and starts another worker
 that skips it.
 
+In a sandbox (sandbox.py) the worker first sets the per-process limits that
+its kernel and everything it starts inherit. It writes the notebook's bytes
+into its scratch folder (the kernel's working folder: a copy, never the
+submission itself) and reads back only the checks that count: the last one
+of each graded question, with at most MAX_CONTEXT measured values.
+
 stdin: one JSON line (the job, see run.py), then the notebook's bytes.
 stdout: one JSON object per line, {"event": ..., ...}; nothing else.
 """
@@ -15,17 +21,31 @@ stdout: one JSON object per line, {"event": ..., ...}; nothing else.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sys
 import time
 from pathlib import Path
 
-from . import discovery
+from . import discovery, sandbox
 from .kernel import STARTUP_TIMEOUT, Kernel
 
 MAX_RESTARTS = 3  # kernel restarts within one worker
 OUTPUT_NOTE_BYTES = 1_000_000  # output of one cell above this is worth a note (it is never stored)
+MAX_CONTEXT = 8  # measured values (keyword arguments of check) read back for one question
+
+
+def counting(checks, questions):
+    """The checks whose answers count: the last one of each question in ``questions``, in notebook order,
+    their context cut to MAX_CONTEXT keywords of sensible length."""
+    last = {}
+    for n, call in enumerate(checks):
+        if call.question_id in questions:
+            last[call.question_id] = n
+    chosen = [checks[n] for n in sorted(last.values())]
+    return [dataclasses.replace(c, context=tuple((k, v) for k, v in c.context if len(k) <= 100)[:MAX_CONTEXT])
+            for c in chosen]
 
 
 async def run_cells(cells, checks, job, emit):
@@ -129,7 +149,12 @@ def main():
         events.flush()
 
     job = json.loads(sys.stdin.buffer.readline())
+    if job.get("limits"):
+        sandbox.apply_limits(job["limits"])
     data = sys.stdin.buffer.read()
+    scratch = Path(job["scratch"])
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "submission.ipynb").write_bytes(data)  # the kernel's folder holds this copy only
     try:
         cells = discovery.load_cells(data)
     except discovery.NotANotebook as e:
@@ -139,6 +164,8 @@ def main():
     unparsed = {}
     checks = discovery.find_checks(cells, {int(k): v for k, v in job["skip_parse"].items()},
                                    job["parse_cell_seconds"], unparsed, on_cell=lambda i: emit("parsing", cell=i))
+    checks = counting(checks, set(job["questions"]))
+    unparsed = {c: why for c, why in unparsed.items() if c in {call.cell for call in checks}}
     emit("prepared", checks=[[c.question_id, c.cell, [k for k, _ in c.context]] for c in checks],
          unparsed=unparsed)
     asyncio.run(run_cells(cells, checks, job, emit))
@@ -150,4 +177,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["main", "MAX_RESTARTS", "OUTPUT_NOTE_BYTES"]
+__all__ = ["counting", "main", "MAX_CONTEXT", "MAX_RESTARTS", "OUTPUT_NOTE_BYTES"]

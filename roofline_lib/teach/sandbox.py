@@ -1,0 +1,268 @@
+"""Each submission's worker in a bubblewrap sandbox of its own (Linux), its limits, and its processes.
+
+The grader starts ``bwrap ... python -m roofline_lib.teach.worker`` (command) for
+each submission. Inside: new user, PID, network, IPC, UTS and mount namespaces;
+no network but a private loopback; read-only views of Python, the installed
+course library (its package folder and data only: never the checkout's
+notebooks, tests or anything of the teacher's home) and /usr; a private tmpfs
+/tmp of bounded size that holds the scratch folder, HOME and every Jupyter or
+IPython folder, and is thrown away with the sandbox; a cleared environment.
+The submission itself comes in on the worker's stdin, so no submission file is
+in view. The worker sets the per-process limits inside the sandbox
+(apply_limits), where RLIMIT_NPROC counts the sandbox's own user namespace
+only, and the grader watches the sandbox's process tree as a whole (usage) for
+what no per-process limit bounds: memory and CPU over all its processes. When
+the worker ends, the grader kills the sandbox's init (kill_tree), and the
+kernel ends every process in its PID namespace with it.
+
+Where bwrap cannot be had, ``problem()`` says why, and the grader refuses to
+run without ``--unsandboxed`` (see UNPROTECTED for what that exposes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = "/tmp"  # the sandbox's tmpfs: everything it may write
+SCRATCH = "/tmp/work"  # the kernel's working folder, with the copy of the submission
+HOME = "/tmp/home"
+MEMORY_MB = 6144  # all processes of one sandbox together (resident), when the kernel's own limit is 4096
+PROCESSES = 256  # tasks (processes and threads) in one sandbox; a worker and its kernel use about 40
+OPEN_FILES = 512  # per process
+FILE_MB = 64  # the largest file a submission may write
+SCRATCH_MB = 256  # the sandbox's /tmp (scratch, HOME) and /dev/shm together: it is memory
+CPU_CORES = 1.25  # the most CPU one sandbox may use, averaged over CPU_WINDOW seconds
+CPU_WINDOW = 4.0
+SAMPLE_SECONDS = 0.5  # how often the grader looks at each sandbox's processes
+
+UNPROTECTED = (
+    "the submission's code runs as this account, with this account's rights:",
+    "  - it can read every file this account can (other submissions, the master notebooks, your home) and "
+    "your environment variables",
+    "  - it can write outside its scratch folder (the submissions and output folders, the course checkout, "
+    "~/.ipython and ~/.local/share/jupyter, which later runs use)",
+    "  - it can see and signal the grader and the other kernels, and use the network",
+    "  - a child it starts can outlive its kernel; memory, processes and CPU are limited per process only",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What one sandbox may use. Per process (set inside, apply_limits): open files, file size, CPU seconds,
+    tasks; for the sandbox as a whole (watched from outside, over): memory, tasks, CPU cores."""
+
+    memory_mb: int = MEMORY_MB  # 0: not watched
+    processes: int = PROCESSES
+    open_files: int = OPEN_FILES
+    file_mb: int = FILE_MB
+    scratch_mb: int = SCRATCH_MB
+    cpu_seconds: int = 300  # CPU time of any one process (the grader sets it from the notebook's time limit)
+    cpu_cores: float = CPU_CORES
+
+    def over(self, usage, history):
+        """Why a sandbox with this ``usage`` (and earlier ones, (time, cpu seconds)) must stop, or ""."""
+        if usage.tasks > self.processes:
+            return f"ran {usage.tasks} processes and threads at once, more than the {self.processes} allowed"
+        if self.memory_mb and usage.rss > self.memory_mb * 2**20:
+            return (f"its processes used {usage.rss / 2**30:.1f} GB of memory together, more than the "
+                    f"{self.memory_mb / 1024:.1f} GB allowed")
+        old = [(t, cpu) for t, cpu in history if usage.time - t >= CPU_WINDOW]
+        if old and self.cpu_cores:
+            t, cpu = old[-1]
+            rate = (usage.cpu - cpu) / (usage.time - t)
+            if rate > self.cpu_cores:
+                return (f"kept {rate:.1f} CPU cores busy for {usage.time - t:.0f} s, more than the "
+                        f"{self.cpu_cores:g} allowed ({usage.processes} processes)")
+        return ""
+
+
+# ---------------------------------------------------------------- can it be had?
+
+
+def _binds():
+    """The host folders the sandbox sees, read-only: Python, the installed library, /usr."""
+    import roofline_lib
+
+    # Named as Python names them (not resolved): the sandbox must find them at the same paths.
+    package = Path(os.path.abspath(roofline_lib.__file__)).parent
+    paths = [Path("/usr"), Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix),
+             Path(sys.base_exec_prefix), Path(os.path.realpath(sys.executable)).parent, package]
+    if (package.parent / "data").is_dir() and not package.parent.name == "site-packages":
+        paths.append(package.parent / "data")  # an editable install: the data beside it, nothing else
+    chosen = []
+    for path in sorted({Path(os.path.abspath(p)) for p in paths}, key=lambda p: len(p.parts)):
+        if path.is_dir() and not any(path.is_relative_to(c) for c in chosen):
+            chosen.append(path)
+    return chosen
+
+
+def environment():
+    """The sandbox's whole environment: nothing of the teacher's."""
+    venv_bin = str(Path(sys.executable).absolute().parent)
+    return {"PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", "HOME": HOME, "LANG": "C.UTF-8",
+            "TMPDIR": ROOT, "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{HOME}/.matplotlib",
+            "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": f"{HOME}/.ipython",
+            "JUPYTER_CONFIG_DIR": f"{HOME}/.jupyter", "JUPYTER_DATA_DIR": f"{HOME}/.local/share/jupyter",
+            "JUPYTER_RUNTIME_DIR": f"{HOME}/.local/share/jupyter/runtime", "JUPYTER_PLATFORM_DIRS": "1",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def command(argv, limits=Limits()):
+    """The bwrap command line that runs ``argv`` in a fresh sandbox."""
+    cmd = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
+           "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+           "--size", str(limits.scratch_mb * 2**20), "--tmpfs", ROOT]
+    for path in _binds():
+        cmd += ["--ro-bind", str(path), str(path)]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        top = Path("/") / name
+        if top.is_symlink():
+            cmd += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir() and not top.resolve().is_relative_to("/usr"):
+            cmd += ["--ro-bind", str(top), str(top)]
+    for name in ("/etc/ld.so.cache", "/etc/localtime"):  # the dynamic linker's list of /usr/lib folders
+        if os.path.exists(name):
+            cmd += ["--ro-bind", name, name]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 2**20), "--tmpfs", "/dev/shm",
+            "--dir", SCRATCH, "--dir", HOME, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH]
+    for key, value in environment().items():
+        cmd += ["--setenv", key, value]
+    return [*cmd, "--", *argv]
+
+
+@functools.lru_cache(maxsize=1)
+def problem():
+    """Why no sandbox can be had here ("" when it can): tried once, with the command the grader uses."""
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox needs Linux (bubblewrap); this is {sys.platform}"
+    if not shutil.which("bwrap"):
+        return ("bubblewrap (bwrap) is not installed: apt-get install bubblewrap, dnf install bubblewrap, "
+                "or run the grader in a container (docs/teaching.md)")
+    probe = "import roofline_lib.teach.worker, ipykernel, os; os.listdir('/proc/1'); print('sandbox ok')"
+    try:
+        done = subprocess.run(command([sys.executable, "-c", probe]), capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bwrap could not be run ({type(e).__name__}: {e})"
+    if done.returncode != 0 or "sandbox ok" not in done.stdout:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1][:300]
+        return (f"bwrap fails here ({why}); user namespaces may be disabled (sysctl "
+                "kernel.unprivileged_userns_clone or user.max_user_namespaces), or this is a container "
+                "that forbids them")
+    return ""
+
+
+# ---------------------------------------------------------------- inside: the worker's own limits
+
+
+def apply_limits(limits):
+    """Set the per-process limits of this process and everything it starts (called by the worker,
+    inside the sandbox: there RLIMIT_NPROC counts the tasks of this sandbox's user namespace only)."""
+    import resource
+
+    wanted = {"RLIMIT_NOFILE": limits["open_files"], "RLIMIT_FSIZE": limits["file_mb"] * 2**20,
+              "RLIMIT_CPU": limits["cpu_seconds"], "RLIMIT_NPROC": limits["processes"],
+              "RLIMIT_CORE": 0}
+    for name, value in wanted.items():
+        which = getattr(resource, name, None)
+        if which is None:
+            continue
+        _, hard = resource.getrlimit(which)
+        value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+    try:  # no process of the same account (its own kernel) may open this one's files or memory
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
+
+
+# ---------------------------------------------------------------- outside: its processes as a whole
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    time: float  # monotonic
+    processes: int
+    tasks: int  # processes and their threads
+    cpu: float  # CPU seconds of all of them, and of those they have reaped
+    rss: int  # bytes resident, summed (shared pages count once per process)
+    pids: tuple
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _stats():
+    """{pid: stat fields after the command name} of every process in /proc."""
+    found = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    found[int(name)] = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+    return found
+
+
+def descendants(pid, stats=None):
+    """``pid`` and every process below it (Linux /proc; just ``pid`` elsewhere)."""
+    stats = _stats() if stats is None else stats
+    children = {}
+    for child, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(child)
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo.extend(children.get(p, ()))
+    return tree
+
+
+def usage(pid):
+    """What the process tree under ``pid`` uses now."""
+    stats = _stats()
+    tree = [p for p in descendants(pid, stats) if p in stats]
+    cpu = tasks = rss = 0
+    for p in tree:
+        f = stats[p]
+        cpu += sum(int(x) for x in f[11:15])  # utime, stime, cutime, cstime
+        tasks += int(f[17])
+        rss += int(f[21]) * _PAGE
+    return Usage(time.monotonic(), len(tree), tasks, cpu / _TICK, rss, tuple(tree))
+
+
+def kill_tree(pid):
+    """SIGKILL ``pid`` (the grader's own child), its process group and every process under it.
+
+    Only processes found below the grader's own child are signalled: never a pid a worker names."""
+    tree = descendants(pid) if os.path.isdir("/proc") else [pid]
+    for p in [pid, *tree]:
+        try:
+            if p == pid:
+                os.killpg(pid, signal.SIGKILL)
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+
+
+__all__ = ["apply_limits", "command", "descendants", "environment", "HOME", "kill_tree", "Limits", "problem",
+           "SCRATCH", "UNPROTECTED", "Usage", "usage"]
