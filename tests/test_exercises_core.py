@@ -3,13 +3,14 @@ question ids, hints, and what every question of every chapter must satisfy. Each
 tested against hand computations in tests/test_exercises_chNN.py."""
 
 import math
+import re
 
 import numpy as np
 import pytest
 import sympy as sp
 
 import roofline_lib as rl
-from roofline_lib.exercises import check, get_question, questions
+from roofline_lib.exercises import check, core, get_question, questions
 from roofline_lib.exercises.core import BOUND_ALIASES, diagnose_ratio
 
 # Hand values of the questions these tests answer (chapter 00 and 01's files derive them)
@@ -252,3 +253,44 @@ def test_wrong_type_messages_are_grammatical():
 
     assert "got an int (3)" in rl.exercises.check("08.fewer_kernels", 3).message
     assert "got a str ('forty')" in rl.exercises.check("05.kv_llama3_70b", "forty").message
+
+
+# ---------------------------------------------------------------- counts: whole numbers, rounded as asked
+
+COUNTS = [q for q in core.questions() if q.rounding]
+SUPERLATIVE = re.compile(r"\b(smallest|largest|fewest)\b", re.I)
+
+
+def test_every_smallest_largest_or_fewest_number_is_a_count_with_its_rounding():
+    superlative = [q.id for q in core.questions() if q.kind == "number" and SUPERLATIVE.search(q.prompt)]
+    assert superlative and all(core.get_question(qid).rounding for qid in superlative), superlative
+    for q in COUNTS:  # the rounding matches the prompt's own word where it has one
+        word = SUPERLATIVE.search(q.prompt)
+        if word:
+            assert q.rounding == ("down" if word.group(1).lower() == "largest" else "up"), q.id
+
+
+@pytest.mark.parametrize("q", COUNTS, ids=[q.id for q in COUNTS])
+def test_a_count_takes_a_whole_number_and_says_which_way_to_round_a_fraction(q):
+    import inspect
+
+    if inspect.signature(q.expected).parameters:
+        pytest.skip(f"{q.id}'s answer depends on the learner's machine")
+    expected = q.expected()
+    assert float(expected).is_integer(), f"{q.id}: a count's own answer {expected!r} is not whole"
+    assert core.check(q.id, float(expected)).correct  # 24.0 is 24
+    fraction = core.check(q.id, expected + 0.6)
+    assert not fraction.correct and "is not a whole number" in fraction.message
+    assert f"round {q.rounding}" in fraction.message and (q.unit or "items") in fraction.message
+
+
+def test_the_two_counts_the_first_day_met_now_follow_one_rule():
+    # an unrounded smallest batch and an unrounded largest batch are both refused, each with its way to round
+    up, down = core.check("05.critical_batch_8b_a100", 160.7), core.check("05.max_batch_fp8", 24.6)
+    assert not up.correct and "round up (the smallest that reaches it)" in up.message
+    assert not down.correct and "round down (the largest that fits)" in down.message
+
+
+def test_a_rounding_that_is_not_up_or_down_is_refused():
+    with pytest.raises(ValueError, match="rounding must be one of '', 'up', 'down'"):
+        core.Question("99.x", "?", lambda: 1, rounding="nearest")

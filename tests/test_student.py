@@ -80,20 +80,22 @@ def test_sync_writes_then_checks_then_notices_drift(tmp_path, capsys):
     notebooks.mkdir()
     shutil.copy(FIXTURE, notebooks / "99_fixture.ipynb")
     assert student.main(["--notebooks", str(notebooks)]) == 0
-    assert (notebooks / "student" / "99_fixture.ipynb").read_text() == student.student_text(FIXTURE)
+    written = (notebooks / "student" / "99_fixture_student.ipynb").read_text()
+    assert written == student.student_text(notebooks / "99_fixture.ipynb")
     assert student.main(["--notebooks", str(notebooks), "--check"]) == 0
     assert "1 student version in sync" in capsys.readouterr().out
 
     master = nbformat.read(notebooks / "99_fixture.ipynb", as_version=4)
     master.cells[0].source += "\n\nOne more sentence."
     nbformat.write(master, notebooks / "99_fixture.ipynb")
-    (notebooks / "student" / "98_gone.ipynb").write_text("{}")
+    (notebooks / "student" / "98_gone_student.ipynb").write_text("{}")
     assert student.main(["--notebooks", str(notebooks), "--check"]) == 1
     err = capsys.readouterr().err
-    assert "99_fixture.ipynb: out of date" in err and "98_gone.ipynb: no master" in err
+    assert "99_fixture_student.ipynb: out of date" in err
+    assert "98_gone_student.ipynb: no master" in err and "98_gone.ipynb for it" in err
 
     assert student.main(["--notebooks", str(notebooks)]) == 0  # regenerates and removes the orphan
-    assert sorted(p.name for p in (notebooks / "student").iterdir()) == ["99_fixture.ipynb"]
+    assert sorted(p.name for p in (notebooks / "student").iterdir()) == ["99_fixture_student.ipynb"]
 
 
 # ---------------------------------------------------------------- every chapter in notebooks/
@@ -164,7 +166,7 @@ def test_an_instruction_the_generator_cannot_rewrite_is_refused():
 @pytest.mark.parametrize("master", CHAPTERS, ids=[m.stem for m in CHAPTERS])
 def test_no_student_version_mentions_what_only_the_master_has(master):
     """EVERY CHAPTER: the committed student file never tells the learner about markers or model answers."""
-    text = (ROOT / "notebooks" / "student" / master.name).read_text(encoding="utf-8")
+    text = (ROOT / "notebooks" / "student" / student.student_name(master.name)).read_text(encoding="utf-8")
     for phrase in ("BEGIN SOLUTION", "END SOLUTION", "solution marker", "solution line", "model answer"):
         assert phrase.lower() not in text.lower(), f"{master.name} mentions {phrase!r}"
 
@@ -172,43 +174,10 @@ def test_no_student_version_mentions_what_only_the_master_has(master):
 # ---------------------------------------------------------------- README: the learner's path
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-_SERVE = """
-import json, sys
-from jupyter_server.serverapp import ServerApp
-app = ServerApp()
-app.initialize(sys.argv[1:] + ["--no-browser"], find_extensions=False, new_httpserver=False)
-print(json.dumps([app.root_dir, app._resolve_file_to_run_and_root_dir()]))
-"""
-
-
-def _served(args):
-    """(root folder, path of the file it opens) of a `jupyter lab` command line run from the repository root."""
-    import json
-    import subprocess
-    import sys
-
-    done = subprocess.run([sys.executable, "-c", _SERVE, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def test_readme_start_command_serves_the_repository_root_and_opens_chapter_00():
-    import shlex
-
-    block = re.search(r"<!-- open-command -->\n```\n(.*?)\n```\n<!-- /open-command -->", README, re.S).group(1)
-    launch = shlex.split(block.split("&&")[-1])
-    assert launch[:2] == [".venv/bin/jupyter", "lab"], launch
-    root, opens = _served(launch[2:])
-    assert Path(root).resolve() == ROOT and opens == "notebooks/00_start_here.ipynb"
-    assert (ROOT / "data").is_dir() and (ROOT / "docs").is_dir()  # reachable from the file browser
-    # without the root option, JupyterLab would serve notebooks/ only (the issue this guards against)
-    assert Path(_served([a for a in launch[2:] if "root_dir" not in a])[0]).resolve() == ROOT / "notebooks"
-
-
 def test_readme_says_how_to_practise_without_the_solutions():
-    section = README.split("## Practise without the solutions", 1)[1].split("\n## ", 1)[0]
-    for needed in ("notebooks/student/", "rl.exercises.check(", "rl.exercises.hint(", "# your answer here"):
+    section = README.split("## Two editions of every chapter", 1)[1].split("\n## ", 1)[0]
+    for needed in ("notebooks/student/NN_topic_student.ipynb", "notebooks/NN_topic.ipynb", "rl.exercises.check(",
+                   "rl.exercises.hint(", "# your answer here"):
         assert needed in section, needed
     for qid in re.findall(r"""exercises\.(?:check|hint)\("([^"]+)\"""", section):
         exercises.get_question(qid)  # the example asks a question that exists
@@ -274,7 +243,7 @@ def test_teaching_guide_grading_commands_work_as_written(tmp_path):
     subs = tmp_path / "submissions"
     subs.mkdir()
     shutil.copy(ROOT / "notebooks" / "02_roofline_model.ipynb", subs / "alice.ipynb")
-    shutil.copy(ROOT / "notebooks" / "student" / "02_roofline_model.ipynb", subs / "bob.ipynb")
+    shutil.copy(ROOT / "notebooks" / "student" / "02_roofline_model_student.ipynb", subs / "bob.ipynb")
     grading = [c for c in _teaching_commands() if " -m roofline_lib.grade " in c]
     assert len(grading) >= 3, grading
     for command in grading:

@@ -93,6 +93,7 @@ QUESTIONS = [
         expected=_smallest_square_tile,
         rtol=0.0,
         unit="rows",
+        rounding="up",
         hints=("which intensity does the measured rate need from HBM, and what does a square tile reach?",
                "m_t n_t / (m_t + n_t) = m_t / 2 must reach 795 / 3.35 = 237 FLOP/B: round m_t up to a power of two."),
     ),

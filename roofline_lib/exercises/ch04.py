@@ -60,6 +60,7 @@ QUESTIONS = [
                "H_kv = 8) at S = 8192 in bf16, what is the smallest T that makes it compute-bound on the H200 SXM?",
         expected=_tokens_per_step_to_ridge,
         unit="tokens",
+        rounding="up",
         hints=("the decode limit is about T G FLOP per bf16 byte: how many tokens reach 206?",
                "solve 32 T 8192 / (32 T + 8 x 8192) = 989.4 / 4.8 for T and round up."),
     ),

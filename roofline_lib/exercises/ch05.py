@@ -70,7 +70,7 @@ QUESTIONS = [
     Question("05.critical_batch_8b_a100", "Smallest batch at which Llama-3-8B's MLP down projection "
              "(bf16 weights, one token per sequence) reaches the A100's bf16 ridge point. Multi-step: write the "
              "intensity of [b, 14336] x [14336, 4096], then solve intensity >= ridge.",
-             lambda: _critical_batch_8b_a100(), rtol=0.01, unit="sequences",
+             lambda: _critical_batch_8b_a100(), rtol=0.01, unit="sequences", rounding="up",
              hints=(
                  "Intensity is about b for b much smaller than the matrix sides, but not exactly: keep every term.",
                  "bKN / (bK + KN + bN) = R gives b* = R K N / (K N - R (K + N)), R the A100's bf16 ridge: round up.")),
@@ -115,7 +115,7 @@ QUESTIONS = [
     Question("05.max_batch_fp8", "Largest batch of 8,192-position sequences Llama-3-70B can serve on one H200 "
              "(nvidia-smi reports 143,771 MiB) with fp8 weights and a bf16 KV cache, when the serving engine "
              "takes 90 % of that memory for weights + KV cache (vLLM's default).", lambda: _max_batch_fp8(),
-             rtol=0.0, unit="sequences",
+             rtol=0.0, unit="sequences", rounding="down",
              hints=("the engine's 90 % must hold the fp8 weights once, then one KV cache per sequence; mind the MiB.",
                     "0.9 x 143,771 x 2^20 bytes, minus 1 byte per parameter, over the KV bytes of one sequence, "
                     "rounded down. A MiB is 2^20 bytes, not 1e6.")),

@@ -71,7 +71,7 @@ QUESTIONS = [
                     "3 arrays x 8 bytes x 10^7 elements / hw.mem_bandwidth, your measured byte/s")),
     Question("07.smallest_compute_bound_matmul",
              "Smallest square fp64 matmul size n that reaches the ridge of your machine (intensity n/12).",
-             _smallest_compute_bound_matmul, rtol=0.05,
+             _smallest_compute_bound_matmul, rtol=0.05, rounding="up",
              hints=("2n^3 / (3 * 8 * n^2) = n/12 FLOP/byte",
                     "solve n / 12 >= hw.ridge_point('fp64') for n and round up: ceil(12 x your fp64 ridge)")),
     Question("07.diagnosis", "Your diagnostic experiment's verdict: 'compute', 'memory', 'overhead' or "
@@ -93,7 +93,7 @@ QUESTIONS = [
                     "in units of T_mem: T_math = 3; the time goes from T_math + T_mem to T_math + 2 T_mem")),
     Question("07.design_stream_elements", "Design: the fewest fp64 elements per STREAM array for the three arrays "
              "together to be at least 4 x your machine's last-level cache (the profile's warning asks for it).",
-             _stream_elements, rtol=0.01, unit="elements",
+             _stream_elements, rtol=0.01, unit="elements", rounding="up",
              hints=("the three arrays together, in bytes, must reach 4 x profile.llc_bytes; each element is an fp64",
                     "3 arrays x 8 bytes x n >= 4 x llc_bytes: n = ceil(4 x profile.llc_bytes / (3 x 8))")),
     Question("07.explain_small_matmul", "Explain: an 8 x 8 fp64 matmul runs ~60x slower than its roofline time. Why: "

@@ -107,7 +107,7 @@ QUESTIONS = [
                     "total")),
     Question("08.design_batch_hides_launches", "Design: Llama-3-8B decode at context 4096 on an H200 SXM, launched "
              "eagerly at 10 us per kernel (387 kernels). The smallest batch whose roofline time is at least the "
-             "3.87 ms of launches.", _batch_hiding_launches, rtol=0, unit="sequences",
+             "3.87 ms of launches.", _batch_hiding_launches, rtol=0, unit="sequences", rounding="up",
              hints=("the step stays memory-bound: which bytes grow with the batch, and which are read once?",
                     "the weights' 15 GB once, plus 0.54 GB of KV cache per sequence, at 4.8 TB/s: the smallest b "
                     "reaching 3.87 ms")),

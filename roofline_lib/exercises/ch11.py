@@ -43,7 +43,7 @@ QUESTIONS = [
     Question("11.paged_batch", "Llama-2-7B bf16 on one H100 SXM (the driver's bytes): requests end at 300, 900 or "
              "1500 positions, equally often; pages of 16 tokens. How many sequences' KV caches fit beside the "
              "weights?", lambda: serving.kv_fit("llama-2-7b", "H100 SXM", [300, 900, 1500], 4096).paged_batch,
-             rtol=0, unit="sequences",
+             rtol=0, unit="sequences", rounding="down",
              hints=("mean positions per sequence in whole pages, times bytes per position",
                     "(driver's bytes minus bf16 weights) / (mean of ceil(L / 16) x 16 positions x KV bytes per "
                     "position), rounded down")),

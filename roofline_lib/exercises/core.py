@@ -17,6 +17,10 @@ BOUND_ALIASES = {"math": "compute", "flops": "compute", "bandwidth": "memory", "
                  "comms": "communication", "network": "communication", "launch": "overhead"}
 
 
+# how a count is rounded: "" (not a count), up (the smallest that reaches a target), down (the largest that fits)
+ROUNDINGS = {"": "", "up": "the smallest that reaches it", "down": "the largest that fits"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Question:
     """One self-checked question.
@@ -27,7 +31,9 @@ class Question:
     (one of ``choices``, case-insensitive; ``aliases`` maps other spellings;
     ``why`` maps a wrong choice to the feedback that explains it). ``hints``
     are progressive (a nudge first, then the method) for ``hint()``; the first is also
-    what a wrong answer's feedback suggests.
+    what a wrong answer's feedback suggests. ``rounding`` marks a count (a batch, a tile, a
+    number of elements): "up" for "the smallest ... that", "down" for "the largest ... that
+    fits"; a count's answer must be a whole number, then is compared like any other.
     """
 
     id: str
@@ -40,8 +46,12 @@ class Question:
     aliases: dict = dataclasses.field(default_factory=lambda: dict(BOUND_ALIASES))
     why: dict = dataclasses.field(default_factory=dict)
     hints: tuple = ()
+    rounding: str = ""
 
     def __post_init__(self):
+        if self.rounding not in ROUNDINGS:
+            raise ValueError(f"question {self.id!r}: rounding must be one of {', '.join(map(repr, ROUNDINGS))} "
+                             f"(a count rounded up or down, or '' for none), got {self.rounding!r}")
         # keep only the spellings that lead to one of this question's choices: the default bound words
         # would otherwise turn a choice such as "bandwidth" into "memory", which is not one
         if self.kind == "choice":
@@ -234,6 +244,9 @@ def _check_number(q, answer, expected):
                         f"got {_a(type(answer).__name__)} ({answer!r}).")
     if not math.isfinite(value):
         return Feedback(q.id, False, f"❌ {q.id}: {value} is not a finite number.")
+    if q.rounding and not value.is_integer():
+        return Feedback(q.id, False, f"❌ {q.id}: {value:.6g}{unit} is not a whole number; this question counts "
+                        f"whole {q.unit or 'items'}: round {q.rounding} ({ROUNDINGS[q.rounding]}).")
     expected = float(expected)
     if value == expected or (expected != 0 and abs(value / expected - 1) <= q.rtol):
         return Feedback(q.id, True, f"✅ {q.id}: correct ({value:.4g}{unit}).")
@@ -255,5 +268,5 @@ def _check_number(q, answer, expected):
 
 __all__ = [
     "BOUND_ALIASES", "check", "diagnose_ratio", "Feedback", "get_question", "Hint", "hint", "judge", "Question",
-    "questions",
+    "questions", "ROUNDINGS",
 ]

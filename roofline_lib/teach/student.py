@@ -1,6 +1,6 @@
 """Student versions of the chapter notebooks: solutions out, outputs stripped.
 
-    python -m roofline_lib.student            # notebooks/NN_*.ipynb -> notebooks/student/NN_*.ipynb
+    python -m roofline_lib.student            # notebooks/NN_*.ipynb -> notebooks/student/NN_*_student.ipynb
     python -m roofline_lib.student --check    # exit 1 if a student version is stale or shows a solution
 
 A chapter notebook is the exercise *master*: each exercise cell holds its
@@ -39,9 +39,22 @@ END = re.compile(r"^[ \t]*# END SOLUTION[ \t]*$")
 PLACEHOLDER = "{indent}{name} = ...  # your answer here"
 MASTER_GLOB = "[0-9][0-9]_*.ipynb"
 NOTE_ID = "student-version-note"
-NOTE = ("**Exercise version.** The solutions are taken out. In each exercise cell, replace `...` with your "
-        "answer and run the cell: the check under it says whether the answer is right, and if not, what "
-        "the slip probably was.")
+STUDENT_SUFFIX = "_student"  # 05_llm_inference_student.ipynb: a tab that cannot be taken for its master's
+NOTE = ("**Exercise edition.** The solutions are taken out and the outputs cleared: run the chapter from the "
+        "top (*Run → Run All Cells*) and the figures and tables come back. In each exercise cell, replace "
+        "`...` with your answer and run the cell: the check under it says whether the answer is right, and "
+        "if not, what the slip probably was. The lecture edition, `notebooks/{master}`, shows the solutions: "
+        "open it once you have tried.")
+
+
+def student_name(master_name):
+    """The student version's file name: ``05_llm_inference.ipynb`` -> ``05_llm_inference_student.ipynb``."""
+    return f"{Path(master_name).stem}{STUDENT_SUFFIX}.ipynb"
+
+
+def master_name(student_file_name):
+    """The master's file name a student version's name comes from (the inverse of ``student_name``)."""
+    return f"{Path(student_file_name).stem.removesuffix(STUDENT_SUFFIX)}.ipynb"
 
 
 # Instructions in the masters' markdown that name what only the master has, and what the student version
@@ -53,7 +66,8 @@ STUDENT_WORDING = [
      r"\(start from `answer = \.\.\.`\)",
      f"Replace the `...` in {_LINES} by your own work"),
     (r"the lines between `# BEGIN SOLUTION` and `# END SOLUTION` are a model answer\. "
-     r"Try each question yourself first: replace them by `answer = \.\.\.`, then work it out\.",
+     r"To try a question yourself first, work in the chapter's exercise edition \(`notebooks/student/`\), "
+     r"where they are taken out\.",
      "the solutions are taken out: where one was, the cell has a line such as `answer = ...  # your answer "
      "here`. Replace the `...` by your own work and run the cell."),
     (r"Each cell's model answer sits between `# BEGIN SOLUTION` and `# END SOLUTION`; work it out yourself first\.",
@@ -161,10 +175,10 @@ def student_markdown(source, where="cell"):
 
 
 def student_version(master, name="notebook"):
-    """A new notebook: ``master`` without solutions, outputs or execution counts."""
+    """A new notebook: ``master`` (read from the file ``name``) without solutions, outputs or execution counts."""
     nb = nbformat.from_dict(master)
     nb.metadata.pop("widgets", None)
-    cells = [nbformat.v4.new_markdown_cell(NOTE, id=NOTE_ID)]
+    cells = [nbformat.v4.new_markdown_cell(NOTE.format(master=Path(name).name), id=NOTE_ID)]
     for index, cell in enumerate(nb.cells):
         cell.setdefault("id", f"cell-{index}")
         cell.metadata.pop("execution", None)
@@ -227,7 +241,7 @@ def sync(notebooks_dir="notebooks", out_dir=None, check=False):
     expected = {}
     for master in masters(notebooks_dir):
         try:
-            expected[master.name] = (master, student_text(master))
+            expected[student_name(master.name)] = (master, student_text(master))
         except (SolutionMarkupError, nbformat.ValidationError, ValueError) as e:
             problems.append(f"{master}: {e}")
     existing = {p.name: p for p in out_dir.glob(MASTER_GLOB)} if out_dir.is_dir() else {}
@@ -248,7 +262,7 @@ def sync(notebooks_dir="notebooks", out_dir=None, check=False):
                 problems.append(f"{target}: shows solution text: {leaks[0]!r}")
     for name in sorted(set(existing) - set(expected)):
         if check:
-            problems.append(f"{existing[name]}: no master {notebooks_dir / name} for it")
+            problems.append(f"{existing[name]}: no master {notebooks_dir / master_name(name)} for it")
         else:
             existing[name].unlink()
             print(f"removed {existing[name]} (its master is gone)")
@@ -275,7 +289,8 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "assigned_names", "BEGIN", "END", "main", "MASTER_GLOB", "MASTER_ONLY", "masters", "NOTE", "NOTE_ID",
+    "assigned_names", "BEGIN", "END", "main", "MASTER_GLOB", "MASTER_ONLY", "master_name", "masters", "NOTE", "NOTE_ID",
     "PLACEHOLDER", "solution_blocks", "solution_leaks", "SolutionMarkupError", "strip_solutions",
-    "student_markdown", "student_text", "student_version", "STUDENT_WORDING", "sync",
+    "student_markdown", "student_name", "STUDENT_SUFFIX", "student_text", "student_version", "STUDENT_WORDING",
+    "sync",
 ]
