@@ -9,11 +9,7 @@ import math
 import pathlib
 import re
 import time
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+import tomllib
 
 from .checks import figure_problem
 
