@@ -1,0 +1,401 @@
+"""The grader against a hostile class, sandboxed: each attack a submission can make on the teacher's machine.
+
+One batch, graded by the command (two at a time, so attacks overlap honest kernels): an honest control is
+graded first and another last, and each attack in between is a copy of the fixture master with the attack
+in a cell of its own before the exercises. Every attack is bounded (a fork bomb of at most 600 processes,
+children that sleep at most 90 s...), and every one of its processes carries MARKER in its command line, so
+that the test can look for survivors in /proc afterwards. What must hold: the honest controls' full marks,
+no secret (a teacher's file, an environment variable, a classmate's notebook, the master) in the grades,
+no file changed outside the output folder, no process left, no network reached, the grader's own process
+untouched. Needs bubblewrap: skipped without it, unless ``ROOFLINE_REQUIRE_SANDBOX=1`` (CI sets it).
+"""
+
+import csv
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from roofline_lib.teach import grade, run, sandbox, worker
+from roofline_lib.teach.discovery import CheckCall
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = Path(__file__).parent / "fixtures" / "exercise_master.ipynb"
+QUESTIONS = ["00.bf16_bytes", "00.ridge_h200", "00.intensity_4096", "00.t_math_h200", "00.bound_h200"]
+ALL = dict.fromkeys(QUESTIONS, 1)
+MARKER = f"roofline-attack-{uuid.uuid4().hex[:12]}"
+SECRET = f"teacher-secret-{uuid.uuid4().hex[:12]}"
+
+
+def _require():
+    why = sandbox.problem()
+    if why and os.environ.get("ROOFLINE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"no sandbox: {why} (ROOFLINE_REQUIRE_SANDBOX=1, so this is a failure, not a skip)")
+    return why
+
+
+needs_sandbox = pytest.mark.skipif(bool(_require()), reason=f"no sandbox here: {sandbox.problem()}")
+
+
+def attacker(code, at=2):
+    """The fixture master with ``code`` in a cell of its own after the setup (or at ``at``)."""
+    nb = nbformat.read(FIXTURE, as_version=4)
+    nb.cells.insert(at if at >= 0 else len(nb.cells), nbformat.v4.new_code_cell(code))
+    return nbformat.writes(nb).encode()
+
+
+def child(code, n=1):
+    """Source that starts ``n`` python children running ``code`` (with MARKER in their argv)."""
+    return (f"import subprocess, sys\nfor _ in range({n}):\n    subprocess.Popen([sys.executable, '-c', "
+            f"{code!r} + '  # {MARKER}'], start_new_session=True)\n")
+
+
+def tree_hash(folder):
+    h = hashlib.sha256()
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            h.update(f"{path}\0{path.is_symlink()}\n".encode())
+        else:
+            h.update(f"{path}\0".encode() + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def marked_processes():
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if MARKER.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                    found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+def attacks(ctx):
+    """{student: notebook bytes}: one per attack, ``ctx`` holds the paths and ports they aim at."""
+    leak = "raise RuntimeError('LEAK ' + repr(found)[:1500])\n"
+    a = {}
+    # Signals: stop, then kill, every python process in view (the grader, the workers, the kernels)...
+    a["kill_all"] = attacker("import os, signal\nfound = []\nfor p in os.listdir('/proc'):\n"
+                             "    try:\n        if p.isdigit() and int(p) != os.getpid() and b'python' in "
+                             "open(f'/proc/{p}/cmdline', 'rb').read():\n"
+                             "            os.kill(int(p), signal.SIGSTOP)\n            found.append(int(p))\n"
+                             "    except OSError:\n        pass\n"
+                             "for p in found:\n    try:\n        os.kill(p, signal.SIGKILL)\n"
+                             "    except OSError:\n        pass\n")
+    # ... and the grader's own pid and a process of the teacher's, by number.
+    a["kill_grader_pid"] = attacker(f"import os, signal\ntry:\n    os.kill({ctx['grader']}, signal.SIGSTOP)\n"
+                                    f"    os.kill({ctx['sentinel']}, signal.SIGKILL)\nexcept OSError:\n    pass\n")
+    # A setsid, double-forked child that outlives its kernel and keeps rewriting the grades.
+    later = (f"import os, time\nif os.fork(): os._exit(0)\nos.setsid()\nfor _ in range(40):\n    time.sleep(2)\n"
+             f"    try:\n        open({str(ctx['out'])!r}, 'w').write('student,total\\nzzz_honest,0\\n')\n"
+             f"    except OSError:\n        pass\n")
+    a["survivor"] = attacker(child(later))
+    # Reading: a classmate, the master, the teacher's files and environment, the grader's process.
+    targets = [ctx["subs"] / "aaa_honest.ipynb", FIXTURE, ctx["secret"], f"/proc/{ctx['grader']}/environ",
+               f"/proc/{ctx['grader']}/cmdline", ROOT / "notebooks", ROOT / "tests", ROOT / ".git"]
+    # the teacher's home: only the folders on the way to Python's installation may be seen there
+    home, python = Path.home(), [b for b in sandbox._binds() if b.is_relative_to(Path.home())]
+    seen = sorted({b.relative_to(home).parts[0] for b in python if b != home})
+    a["reader"] = attacker(
+        "import os\nfound = []\nfor p in " + repr([str(t) for t in targets]) + ":\n"
+        "    try:\n        found.append(open(p, 'rb').read()[:200] if not os.path.isdir(p) else os.listdir(p))\n"
+        "    except OSError:\n        pass\n"
+        f"found += [set(os.listdir({str(home)!r})) - set({seen!r})] if os.path.isdir({str(home)!r}) else []\n"
+        "found = [f for f in found if f]\nfound += [v for v in os.environ.values() if 'secret' in v]\n"
+        "for p in os.listdir('/proc'):\n    try:\n        c = open(f'/proc/{p}/cmdline', 'rb').read()\n"
+        "        found += [c[:200]] if b'pytest' in c or b'submissions' in c else []\n"
+        "    except OSError:\n        pass\n"
+        "if found:\n    " + leak)
+    # Writing outside the scratch folder: the checkout, startup files, kernelspecs, the folders.
+    targets = [ROOT / "roofline_lib" / "teach" / "worker.py", ctx["startup"] / f"00-{MARKER}.py",
+               ctx["kernels"] / MARKER / "kernel.json", ctx["subs"] / "aaa_honest.ipynb",
+               ctx["subs"] / "planted.ipynb", ctx["out"].parent / "planted.txt", ctx["secret"]]
+    a["writer"] = attacker(
+        "import os\nfor p in " + repr([str(t) for t in targets]) + ":\n    try:\n"
+        "        os.makedirs(os.path.dirname(p), exist_ok=True)\n"
+        "        open(p, 'a').write('\\n# " + MARKER + "\\n')\n"
+        "    except OSError:\n        pass\n")
+    # The network: a loopback listener of the test's; and other kernels' connection files.
+    a["network"] = attacker(
+        "import socket, glob\nfound = []\ntry:\n"
+        f"    socket.create_connection(('127.0.0.1', {ctx['port']}), 2).sendall(b'{MARKER}')\n"
+        "    found.append('connected')\nexcept OSError:\n    pass\n"
+        f"found += [p for p in glob.glob('/tmp/**/kernel-*.json', recursive=True) + glob.glob({str(ctx['runtime'])!r} "
+        "+ '/*') if not p.startswith('/tmp/home/')]\nif found:\n    " + leak)
+    # Bombs, each bounded: processes, memory in children, the disk, CPU in the background.
+    a["fork_bomb"] = attacker(
+        "import os, time\nn = 0\ntry:\n    for n in range(600):\n        if os.fork() == 0:\n"
+        "            time.sleep(90)\n            os._exit(0)\nexcept OSError:\n    pass\ntime.sleep(3)\n"
+        "if n == 599:\n    raise RuntimeError('LEAK: forked 600 processes')\n")
+    a["memory_bomb"] = attacker(child("x = b'x' * (900 * 2**20); import time; time.sleep(90)", 4)
+                                + "import time\ntime.sleep(4)\n")
+    a["disk_filler"] = attacker(
+        "import os\nn = 0\nfor d in ('/tmp/work', '/dev/shm', os.path.expanduser('~')):\n"
+        "    for i in range(400):\n        try:\n            with open(f'{d}/fill{i}', 'wb') as f:\n"
+        "                f.write(b'x' * 2**20 * 8)\n            n += 1\n        except OSError:\n            break\n")
+    a["cpu_hog"] = attacker(child("while True: pass", 6) + "import time\ntime.sleep(8)\n")
+    # A forged report on the worker's pipe: a neighbour's pid as "kernel", answers for questions it never ran.
+    forged = json.dumps({"event": "kernel", "pid": ctx["sentinel"]}) + "\n" + json.dumps(
+        {"event": "answers", "replies": {f"x{i}": {"status": "ok"} for i in range(1000)}}) + "\n"
+    a["forger"] = attacker(
+        "import os\nfor fd in os.listdir(f'/proc/{os.getppid()}/fd'):\n    try:\n"
+        f"        os.write(os.open(f'/proc/{{os.getppid()}}/fd/{{fd}}', os.O_WRONLY), {forged.encode()!r})\n"
+        "    except OSError:\n        pass\n")
+    # Oversized answers: 3,000 checks (the last one counts), each with 30 measured values of 20 kB.
+    big = "z = 'y' * 20_000\nif False:\n" + "\n".join(
+        "    rl.exercises.check('00.bf16_bytes', z, " + ", ".join(f"k{j}=z" for j in range(30)) + ")"
+        for _ in range(3000))
+    a["oversized"] = attacker(big, at=-1)
+    return a
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    if _require():
+        pytest.skip(f"no sandbox here: {sandbox.problem()}")
+    base = tmp_path_factory.mktemp("sandbox")
+    subs, out_dir, home = base / "submissions", base / "out", base / "teacher"
+    for d in (subs, out_dir, home):
+        d.mkdir()
+    secret = home / "secret.txt"
+    secret.write_text(SECRET)
+    os.environ["ROOFLINE_TEST_SECRET"] = SECRET  # the grader's environment, which a kernel must not see
+    sentinel = subprocess.Popen(["sleep", "300"])  # a process of the teacher's that no report may get killed
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    reached, stop = [], threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+                reached.append(conn.recv(100))
+            except OSError:
+                continue
+
+    threading.Thread(target=accept, daemon=True).start()
+    jupyter = Path.home() / ".local" / "share" / "jupyter"
+    ctx = {"grader": os.getpid(), "sentinel": sentinel.pid, "subs": subs, "out": out_dir / "grades.csv",
+           "secret": secret, "port": listener.getsockname()[1], "startup": Path.home() / ".ipython" /
+           "profile_default" / "startup", "kernels": jupyter / "kernels", "runtime": jupyter / "runtime"}
+    honest = FIXTURE.read_bytes()
+    files = {"aaa_honest": honest, **attacks(ctx), "zzz_honest": honest}
+    for name, data in files.items():
+        (subs / f"{name}.ipynb").write_bytes(data)
+    (subs / "linked.ipynb").symlink_to(secret)
+    (subs / "linked_classmate.ipynb").symlink_to(subs / "aaa_honest.ipynb")
+    os.mkfifo(subs / "fifo.ipynb")
+    watched = {"subs": subs, "home": home, "teach": ROOT / "roofline_lib" / "teach", "fixtures": FIXTURE.parent}
+    before = {k: tree_hash(v) for k, v in watched.items()}
+    startup_before = sorted(p.name for p in ctx["startup"].glob("*")) if ctx["startup"].exists() else []
+    kernels_before = sorted(p.name for p in ctx["kernels"].glob("*")) if ctx["kernels"].exists() else []
+    lines = []
+    start = time.monotonic()
+    try:
+        code = grade.main([str(subs), "--master", str(FIXTURE), "--out", str(ctx["out"]), "--cell-timeout", "10",
+                           "--notebook-timeout", "45", "--memory-mb", "1024", "--worker-memory-mb", "1024",
+                           "--feedback", str(out_dir / "feedback")], progress=lines.append)
+        took = time.monotonic() - start
+        time.sleep(2.5)  # past a survivor's next wake-up: it would rewrite the grades now
+        with open(ctx["out"], newline="", encoding="utf-8") as f:
+            rows = {row["student"]: row for row in csv.DictReader(f)}
+        text = ctx["out"].read_text(encoding="utf-8") + "".join(
+            p.read_text(encoding="utf-8") for p in (out_dir / "feedback").iterdir())
+        after = {k: tree_hash(v) for k, v in watched.items()}
+        survivors = marked_processes()
+        sentinel_alive = sentinel.poll() is None
+        yield {"code": code, "rows": rows, "text": text, "lines": lines, "before": before, "after": after,
+               "survivors": survivors, "sentinel": sentinel_alive, "reached": list(reached), "took": took,
+               "out_dir": out_dir, "ctx": ctx, "startup": startup_before, "kernels": kernels_before}
+    finally:
+        stop.set()
+        listener.close()
+        sentinel.kill()
+        os.environ.pop("ROOFLINE_TEST_SECRET", None)
+        for pid in marked_processes():
+            os.kill(pid, signal.SIGKILL)
+        for leftover in (ctx["startup"] / f"00-{MARKER}.py", ctx["kernels"] / MARKER / "kernel.json"):
+            if leftover.exists():  # only if an attack got through; the assertions below then fail
+                leftover.unlink()
+
+
+def marks(row):
+    return {q: int(row[q]) for q in QUESTIONS}
+
+
+@needs_sandbox
+def test_the_honest_controls_first_and_last_keep_full_marks_in_bounded_time(graded):
+    assert graded["code"] == 0
+    for name in ("aaa_honest", "zzz_honest"):
+        row = graded["rows"][name]
+        assert marks(row) == ALL, row
+        assert row["notes"] == ""
+    assert graded["took"] < 150, graded["took"]
+    for name in ("aaa_honest", "zzz_honest"):  # each in about 2 s alone; within a bounded factor of it here
+        (seconds,) = [float(m.group(1)) for line in graded["lines"]
+                      if (m := re.match(rf"\[\d+/\d+\] {name}\.ipynb 5/5 \((\d+\.\d) s\)", line))]
+        assert seconds < 20, (name, seconds)
+
+
+@needs_sandbox
+def test_signals_reach_neither_the_grader_nor_a_neighbour_nor_a_reported_pid(graded):
+    assert graded["sentinel"], "a process of the teacher's was killed"
+    rows = graded["rows"]
+    assert marks(rows["kill_grader_pid"]) == ALL  # the pid it named is not in its world
+    assert marks(rows["forger"]) == ALL  # its forged lines never reached the grader, nor were they obeyed
+    # kill_all kills what it sees: its own worker; the cell is skipped and the rest graded
+    assert "stopped the grader's worker" in rows["kill_all"]["notes"]
+
+
+@needs_sandbox
+def test_no_process_outlives_the_run_and_nothing_rewrites_the_grades_later(graded):
+    assert graded["survivors"] == []
+    assert marks(graded["rows"]["zzz_honest"]) == ALL  # read after the survivor's wake-up
+    assert sorted(p.name for p in graded["out_dir"].iterdir()) == ["feedback", "grades.csv"]
+
+
+@needs_sandbox
+def test_nothing_secret_reaches_the_grades_or_the_feedback(graded):
+    text = graded["text"]
+    assert SECRET not in text
+    assert "ROOFLINE_TEST_SECRET" not in text and "pytest" not in text
+    assert '"nbformat"' not in text and "BEGIN SOLUTION" not in text  # neither a classmate nor the master
+    assert "LEAK" not in text  # no attack found anything to leak
+    assert marks(graded["rows"]["reader"]) == ALL
+
+
+@needs_sandbox
+def test_nothing_outside_the_output_folder_is_written(graded):
+    assert graded["after"] == graded["before"]
+    ctx = graded["ctx"]
+    now = sorted(p.name for p in ctx["startup"].glob("*")) if ctx["startup"].exists() else []
+    assert now == graded["startup"]
+    now = sorted(p.name for p in ctx["kernels"].glob("*")) if ctx["kernels"].exists() else []
+    assert now == graded["kernels"]
+    assert marks(graded["rows"]["writer"]) == ALL
+
+
+@needs_sandbox
+def test_no_network_and_no_other_kernel_in_reach(graded):
+    assert graded["reached"] == []
+    assert marks(graded["rows"]["network"]) == ALL  # it found nothing to leak, so it raised nothing
+
+
+@needs_sandbox
+def test_bombs_cost_only_their_own_marks_with_a_note(graded):
+    rows = graded["rows"]
+    # a fork bomb meets the sandbox's process limit (its forks fail) or the grader's watch (a note)
+    assert "LEAK" not in rows["fork_bomb"]["notes"]
+    for name in ("memory_bomb", "cpu_hog"):
+        assert "stopped by the grader" in rows[name]["notes"], rows[name]
+    assert "memory" in rows["memory_bomb"]["notes"]
+    assert "CPU" in rows["cpu_hog"]["notes"]
+    assert marks(rows["disk_filler"]) == ALL  # its writes fail at the scratch folder's size; it carries on
+
+
+@needs_sandbox
+def test_links_and_pipes_in_the_submissions_folder_are_not_followed(graded):
+    rows = graded["rows"]
+    for name in ("linked", "linked_classmate"):
+        assert sum(marks(rows[name]).values()) == 0 and "symbolic link" in rows[name]["notes"]
+    assert "named pipe" in rows["fifo"]["notes"]
+
+
+@needs_sandbox
+def test_oversized_answers_are_read_only_as_far_as_they_count(graded):
+    row = graded["rows"]["oversized"]
+    assert marks(row) == {**ALL, "00.bf16_bytes": 0}
+    assert len(row["feedback 00.bf16_bytes"]) < 1000 and len(row["notes"]) < 2000
+
+
+# ---------------------------------------------------------------- without a batch
+
+
+def test_only_the_last_check_of_each_graded_question_is_read_back():
+    calls = [CheckCall("00.a", 1, "x", (("k", "1"),)), CheckCall("00.b", 2, "y"), CheckCall("00.a", 3, "z"),
+             CheckCall("99.other", 4, "w"), CheckCall("00.b", 5, "v", tuple((f"k{i}", "1") for i in range(20)))]
+    chosen = worker.counting(calls, {"00.a", "00.b"})
+    assert [(c.question_id, c.cell, c.answer) for c in chosen] == [("00.a", 3, "z"), ("00.b", 5, "v")]
+    assert len(chosen[1].context) == worker.MAX_CONTEXT
+
+
+def test_a_report_holds_only_what_counts():
+    attempt = run._Attempt(run.Run(), questions=("00.a", "00.b"))
+    assert run._record(attempt, {"event": "prepared", "checks": [["00.a", 3, ["k"]]], "unparsed": {"9": "x"}})
+    run._record(attempt, {"event": "answers", "replies": {"a0": {"status": "ok", "data": {"text/plain": "y" * 10**6}},
+                                                          "c0_k": {"status": "ok"}, "a1": {"status": "ok"},
+                                                          **{f"z{i}": {} for i in range(10_000)}}})
+    assert sorted(attempt.run.replies) == ["a0", "c0_k"]
+    assert len(attempt.run.replies["a0"]["data"]["text/plain"]) <= 20_000
+    assert attempt.run.cell_problems == {}
+    for _ in range(100):
+        run._record(attempt, {"event": "note", "text": "n" * 10_000})
+    assert len(attempt.run.notes) == run.MAX_NOTES and max(map(len, attempt.run.notes)) <= run.TEXT_CHARS
+    forged = run._Attempt(run.Run(), questions=("00.a",))
+    with pytest.raises(ValueError):  # a question not graded, or the same one twice: not a worker's report
+        run._record(forged, {"event": "prepared", "checks": [["00.a", 1, []], ["00.a", 2, []]], "unparsed": {}})
+
+
+def test_the_grader_never_signals_a_pid_a_report_names():
+    sentinel = subprocess.Popen(["sleep", "60"])
+    try:
+        attempt = run._Attempt(run.Run())
+        assert run._record(attempt, {"event": "kernel", "pid": sentinel.pid})
+        time.sleep(0.1)
+        assert sentinel.poll() is None
+    finally:
+        sentinel.kill()
+
+
+def test_without_a_sandbox_the_grader_refuses_and_names_what_is_exposed(tmp_path, monkeypatch):
+    (tmp_path / "alice.ipynb").write_bytes(FIXTURE.read_bytes())
+    monkeypatch.setattr(sandbox, "problem", lambda: "bubblewrap (bwrap) is not installed")
+    lines = []
+    args = [str(tmp_path), "--master", str(FIXTURE), "--out", str(tmp_path / "grades.csv")]
+    assert grade.main(args, progress=lines.append) == 2
+    said = "\n".join(lines)
+    assert "bwrap" in said and "--unsandboxed" in said and "refusing" in said
+    assert "read every file" in said and "network" in said and "outlive" in said
+    assert not (tmp_path / "grades.csv").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the unsandboxed path is run on POSIX here")
+def test_with_unsandboxed_it_grades_and_says_what_is_exposed(tmp_path, monkeypatch):
+    (tmp_path / "alice.ipynb").write_bytes(FIXTURE.read_bytes())
+    monkeypatch.setattr(sandbox, "problem", lambda: "the sandbox needs Linux (bubblewrap); this is darwin")
+    lines = []
+    args = [str(tmp_path), "--master", str(FIXTURE), "--out", str(tmp_path / "grades.csv"), "--unsandboxed"]
+    assert grade.main(args, progress=lines.append) == 0
+    assert any(line.startswith("warning: no sandbox") for line in lines)
+    with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as f:
+        (row,) = csv.DictReader(f)
+    assert int(row["total"]) == 5
+
+
+@needs_sandbox
+def test_the_sandbox_sees_no_checkout_no_home_and_no_environment():
+    probe = ("import os, sys; print((sorted(os.listdir(os.path.dirname(os.path.dirname(__import__('roofline_lib')"
+             ".__file__)))), os.path.exists(os.path.expanduser('~/.ipython')), 'ROOFLINE_TEST_SECRET' in os.environ,"
+             " os.getpid(), sum(p.isdigit() for p in os.listdir('/proc')) < 5))")
+    env = dict(os.environ, ROOFLINE_TEST_SECRET=SECRET)
+    done = subprocess.run(sandbox.command([sys.executable, "-c", probe]), capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    listing, home, secret, pid, few = eval(done.stdout)  # noqa: S307 - our own probe's repr
+    assert "notebooks" not in listing and "tests" not in listing and ".git" not in listing
+    assert not home and not secret and pid < 10 and few
