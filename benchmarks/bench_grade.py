@@ -1,12 +1,15 @@
 """How long grading a class takes: 30 submissions of one chapter, two kernels at a time.
 
     PYTHONPATH=. python benchmarks/bench_grade.py [--master notebooks/NN_topic.ipynb] [--workers 2] [-n 30]
+                                                  [--unsandboxed]
 
 Without --master it grades the first chapter in notebooks/, or, if there is
 none yet, the test fixture with a chapter's usual load added in front of its
 exercises (sympy, matplotlib and a roofline plot). Of the submissions, two
 thirds are the master (all right), a quarter have one answer changed and the
 rest are the blank student version. Prints the total and per-submission time.
+Each submission runs in its sandbox (bubblewrap), as the grader runs them;
+--unsandboxed measures the same without one.
 """
 
 import argparse
@@ -54,6 +57,7 @@ def main():
     parser.add_argument("--master")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("-n", type=int, default=30)
+    parser.add_argument("--unsandboxed", action="store_true", help="grade without the sandbox (to compare)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -77,10 +81,11 @@ def main():
 
         start = time.monotonic()
         grade.main([str(folder), "--master", str(master), "--out", str(tmp / "grades.csv"),
-                    "--workers", str(args.workers)], progress=show)
+                    "--workers", str(args.workers), *(["--unsandboxed"] if args.unsandboxed else [])], progress=show)
         total = time.monotonic() - start
         per = [float(m.group(1)) for line in lines if (m := re.search(r"\((\d+\.\d) s\)", line))]
-        print(f"chapter: {master.name}; {args.n} submissions, {args.workers} kernels at a time")
+        print(f"chapter: {master.name}; {args.n} submissions, {args.workers} kernels at a time, "
+              f"{'without a sandbox' if args.unsandboxed else 'each in its sandbox'}")
         print(f"total {total:.1f} s; {total / args.n:.2f} s per submission in throughput; "
               f"each submission's own run: median {sorted(per)[len(per) // 2]:.1f} s, max {max(per):.1f} s")
 

@@ -19,7 +19,10 @@ import pytest
 import sympy
 
 import roofline_lib as rl
-from roofline_lib.teach import discovery, grade, kernel, report
+from roofline_lib.teach import discovery, grade, kernel, report, sandbox
+
+SANDBOXED = not sandbox.problem()  # without bwrap (not Linux...), graded as this account: see test_grade_sandbox
+UNSANDBOXED = [] if SANDBOXED else ["--unsandboxed"]
 
 FIXTURE = Path(__file__).parent / "fixtures" / "exercise_master.ipynb"
 QUESTIONS = ["00.bf16_bytes", "00.ridge_h200", "00.intensity_4096", "00.t_math_h200", "00.bound_h200"]
@@ -128,7 +131,7 @@ def graded(tmp_path_factory):
         (folder / f"{name}.ipynb").write_bytes(data)
     lines = []
     code = grade.main([str(folder), "--master", str(FIXTURE), "--out", str(out), "--cell-timeout", "3",
-                       "--notebook-timeout", "60", "--feedback", str(out.parent / "feedback")],
+                       "--notebook-timeout", "60", "--feedback", str(out.parent / "feedback"), *UNSANDBOXED],
                       progress=lines.append)
     with open(out, newline="", encoding="utf-8") as f:
         rows = {row["student"]: row for row in csv.DictReader(f)}
@@ -141,7 +144,8 @@ def test_grading_a_chapter_no_submission_holds_warns_and_fails(tmp_path):
     subs, _ = submissions(tmp_path / "grades.csv", tmp_path)
     (tmp_path / "alice.ipynb").write_bytes(subs["alice"])
     lines = []
-    args = [str(tmp_path), "--chapter", "05", "--out", str(tmp_path / "grades.csv"), "--notebook-timeout", "60"]
+    args = [str(tmp_path), "--chapter", "05", "--out", str(tmp_path / "grades.csv"), "--notebook-timeout", "60",
+            *UNSANDBOXED]
     assert grade.main(args, progress=lines.append) == 1
     assert any("no submission holds any question of chapter 05" in line for line in lines)
     assert grade.main([*args, "--allow-empty"], progress=lines.append) == 0
@@ -193,7 +197,8 @@ def test_the_student_version_is_not_answered_anywhere(tmp_path):
 
     assignment = grade.Assignment.from_notebook(FIXTURE)
     data = student.student_text(FIXTURE).encode()
-    (result,) = asyncio.run(grade.grade_all({"blank": data}, assignment, grade.Settings(cell_timeout=10)))
+    settings = grade.Settings(cell_timeout=10, sandbox=SANDBOXED)
+    (result,) = asyncio.run(grade.grade_all({"blank": data}, assignment, settings))
     assert result.total == 0 and result.notes == []
     assert all("not answered yet" in result.messages[qid] for qid in QUESTIONS)
 

@@ -20,7 +20,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from roofline_lib.teach import discovery, grade, kernel, score, text
+from roofline_lib.teach import discovery, grade, kernel, sandbox, score, text
+
+SANDBOXED = not sandbox.problem()  # without bwrap (not Linux...), graded as this account: see test_grade_sandbox
+UNSANDBOXED = [] if SANDBOXED else ["--unsandboxed"]
 
 FIXTURE = Path(__file__).parent / "fixtures" / "exercise_master.ipynb"
 QUESTIONS = ["00.bf16_bytes", "00.ridge_h200", "00.intensity_4096", "00.t_math_h200", "00.bound_h200"]
@@ -133,7 +136,8 @@ def graded(tmp_path_factory):
     (stale / "copy.ipynb").write_text("{}")
     lines = []
     code = grade.main([str(folder), "--master", str(FIXTURE), "--out", str(out), "--cell-timeout", "6",
-                       "--notebook-timeout", "60", "--parse-cell-timeout", "0.3", "--worker-memory-mb", "1500"],
+                       "--notebook-timeout", "60", "--parse-cell-timeout", "0.3", "--worker-memory-mb", "1500",
+                       *UNSANDBOXED],
                       progress=lines.append)
     with open(out, newline="", encoding="utf-8") as f:
         table = list(csv.reader(f))
@@ -256,7 +260,7 @@ def test_a_worker_that_never_reports_is_stopped_in_time(tmp_path):
     # The kernel then meets the same slow cell (IPython transforms it there too). Its question scores 0
     # either way (the grader never read its answer); the batch's 6 s cell limit, not the default 30 s,
     # is enough to stop it there, and the rest of the notebook runs as before.
-    settings = grade.Settings(parse_timeout=1, parse_cell_timeout=60, cell_timeout=6)
+    settings = grade.Settings(parse_timeout=1, parse_cell_timeout=60, cell_timeout=6, sandbox=SANDBOXED)
     nb = master()
     nb.cells[3].source = "\n".join(["!true"] * 300 + [f"x{i} = {i}" for i in range(1500)]) + "\n" + nb.cells[3].source
     assignment = score.Assignment.from_notebook(FIXTURE)

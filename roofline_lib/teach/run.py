@@ -188,7 +188,7 @@ async def _attempt(data, job, settings, scratch):
             limit = run_limit if attempt.prepared else settings.parse_timeout
             try:
                 line = await asyncio.wait_for(proc.stdout.readline(), max(0.01, start + limit - time.monotonic()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 what = "running the notebook" if attempt.prepared else "reading the notebook"
                 attempt.stopped = f"{what} took more than {limit:.0f} s"
                 break

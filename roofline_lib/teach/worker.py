@@ -70,7 +70,7 @@ async def run_cells(cells, checks, job, emit):
                     # One more try, fresh kernel, fresh ports: on a busy machine (a timeout), or when the kernel
                     # died at once (RuntimeError), as it does when another process took a port jupyter_client
                     # picked for it before it could bind it (jupyter_client issue 487).
-                    except (asyncio.TimeoutError, TimeoutError, RuntimeError):
+                    except (TimeoutError, RuntimeError):
                         await kernel.stop()
                         await asyncio.wait_for(kernel.start(lambda pid: emit("kernel", pid=pid)), STARTUP_TIMEOUT)
                 except Exception as e:  # noqa: BLE001 - whatever stops a kernel, grading goes on
