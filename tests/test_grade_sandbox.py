@@ -141,12 +141,12 @@ def attacks(ctx):
         "            time.sleep(90)\n            os._exit(0)\nexcept OSError:\n    pass\ntime.sleep(3)\n"
         "if n == 599:\n    raise RuntimeError('LEAK: forked 600 processes')\n")
     a["memory_bomb"] = attacker(child("x = b'x' * (900 * 2**20); import time; time.sleep(90)", 4)
-                                + "import time\ntime.sleep(4)\n")
+                                + "import time\ntime.sleep(8)\n")
     a["disk_filler"] = attacker(
         "import os\nn = 0\nfor d in ('/tmp/work', '/dev/shm', os.path.expanduser('~')):\n"
         "    for i in range(400):\n        try:\n            with open(f'{d}/fill{i}', 'wb') as f:\n"
         "                f.write(b'x' * 2**20 * 8)\n            n += 1\n        except OSError:\n            break\n")
-    a["cpu_hog"] = attacker(child("while True: pass", 6) + "import time\ntime.sleep(8)\n")
+    a["cpu_hog"] = attacker(child("while True: pass", 12) + "import time\ntime.sleep(10)\n")
     # A forged report on the worker's pipe: a neighbour's pid as "kernel", answers for questions it never ran.
     forged = json.dumps({"event": "kernel", "pid": ctx["sentinel"]}) + "\n" + json.dumps(
         {"event": "answers", "replies": {f"x{i}": {"status": "ok"} for i in range(1000)}}) + "\n"
