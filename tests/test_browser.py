@@ -50,6 +50,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "explorer_demo.ipynb"
 RESULTS = REPO / "benchmarks" / "results" / "browser_latency.json"
 EXPLORER_TAG = "explorer"
 PRESSES = 6  # key presses per explorer (each one is a latency sample)
+MIN_TRACK_PX = 100  # a slider's track at least this wide, or it is too short to aim with (ch11's were ~45 px)
 
 CHROMIUM_ARGS = [  # the machine may have no network: keep Chromium from trying to reach it
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -455,6 +456,10 @@ def _check_notebook(notebook, browser, lab, latencies):
                                                  "c.closest('.jp-OutputArea-output').getBoundingClientRect().width]")
             assert canvas_px <= area_px + 1, (f"{where}: the explorer's canvas is {canvas_px:.0f} px wide in an output "
                                               f"area of {area_px:.0f} px (1366 px window, file browser open)")
+            tracks = output.locator(".widget-slider .slider-container").evaluate_all(
+                "els => els.map(e => [e.closest('.widget-slider').innerText.trim(), e.getBoundingClientRect().width])")
+            short = [(label, round(px)) for label, px in tracks if px < MIN_TRACK_PX]
+            assert tracks and not short, f"{where}: slider tracks under {MIN_TRACK_PX} px (label, px): {short}"
             slider_before = output.locator(".widget-slider .widget-readout").first.inner_text()
             readout_before = _texts(output.locator(".widget-html-content"))
             assert readout_before, f"{where}: the explorer shows no HTML readout"

@@ -28,6 +28,8 @@ class ServingExplorer(Explorer):
     def __init__(self, model="Llama-2-7B", chip="A100 80GB SXM4", batch=32, prompt_len=512, output_len=256,
                  chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X", "L40S")):
         small = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="200px"))
+        # a slider's label and readout take ~110 px: at 200 px its track was ~45 px, too short to aim with
+        slider = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="300px"))
         controls = {
             **model_and_chip(model, chip, chips, width="210px"),
             "batch": int_log_slider("requests in flight", 1, 2048, batch),
@@ -36,9 +38,9 @@ class ServingExplorer(Explorer):
             "chunked": ipywidgets.Checkbox(value=False, description="chunked prefill", indent=False, **small),
             "paged": ipywidgets.Checkbox(value=True, description="paged KV (16-token pages)", indent=False,
                                          **small),
-            "k": ipywidgets.IntSlider(value=0, min=0, max=8, description="drafted k", **small),
+            "k": ipywidgets.IntSlider(value=0, min=0, max=8, description="drafted k", **slider),
             "acceptance": ipywidgets.FloatSlider(value=0.7, min=0.0, max=0.95, step=0.05, description="accept",
-                                                 **small),
+                                                 **slider),
         }
         super().__init__(controls, figsize=(8, 3.4))
 
