@@ -7,6 +7,7 @@ Not imported by ``import roofline_lib``: a learner never needs them.
     collect     the submissions folder: every entry, read safely, named safely
     discovery   a notebook's cells and the check(...) calls in them
     worker      one submission's run, in its own process: parse, kernel, answers
+    sandbox     the bubblewrap sandbox a worker runs in, its limits, and its processes as a whole
     kernel      one kernel: start, run a cell, read answers, stop
     run         the grader's side of a worker: start it, follow it, restart it
     score       questions, expected values, a submission's marks
