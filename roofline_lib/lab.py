@@ -6,7 +6,9 @@
 It runs ``jupyter lab --allow-root --ServerApp.root_dir=COURSE notebooks/student/00_start_here_student.ipynb``
 with settings for the course's own server only (nothing is written to the user's Jupyter configuration):
 
-- JupyterLab's news and update pop-ups off (``LabApp.news_url=None``, ``NeverCheckForUpdate``);
+- JupyterLab's news and update pop-ups off (``LabApp.news_url=None``, ``NeverCheckForUpdate``, and the
+  notification settings' defaults ``fetchNews: "false"``, in an app-settings folder of the course's own, which
+  starts from the environment's);
 - kernels talk to the server over CurveZMQ where pyzmq has it, which is also what silences ipykernel's
   "running over TCP without encryption" warning;
 - the course's notebooks signed as trusted in a store kept in this Python environment (their stored
@@ -26,6 +28,8 @@ from pathlib import Path
 from .teach.student import student_name
 
 FIRST_PAGE = "00_start_here.ipynb"
+# JupyterLab asks "Would you like to get notified about official Jupyter news?" until this is set
+LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 WS_PING_INTERVAL_MS = 30_000  # jupyter_server's own interval; its timeout defaults to 3x, which tornado refuses
 
 
@@ -82,6 +86,25 @@ def trust_course_notebooks(root, folder):
     return signed
 
 
+def lab_settings_dir(folder):
+    """An app-settings folder for the course's server: the environment's own (if any), plus LAB_OVERRIDES."""
+    import json
+    import shutil
+
+    from jupyterlab.commands import get_app_dir
+
+    ours, theirs = folder / "lab-settings", Path(get_app_dir()) / "settings"
+    if theirs.is_dir():
+        shutil.copytree(theirs, ours, dirs_exist_ok=True)
+    ours.mkdir(parents=True, exist_ok=True)
+    file = ours / "overrides.json"
+    overrides = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+    for plugin, values in LAB_OVERRIDES.items():
+        overrides[plugin] = {**overrides.get(plugin, {}), **values}
+    file.write_text(json.dumps(overrides, indent=2), encoding="utf-8")
+    return ours
+
+
 def lab_config(root, folder):
     """The traitlets configuration of the course's JupyterLab server."""
     import zmq
@@ -96,6 +119,7 @@ def lab_config(root, folder):
     if zmq.has("curve"):
         c.KernelManager.transport_encryption = "auto"  # CurveZMQ where the kernelspec declares it (ipykernel does)
     if folder is not None:
+        c.LabApp.app_settings_dir = str(lab_settings_dir(folder))
         c.NotebookNotary.db_file = str(folder / "nbsignatures.db")
         c.NotebookNotary.secret_file = str(folder / "notebook_secret")
     return c

@@ -154,7 +154,8 @@ def _serve_and_use(command, course, base):
         session = json.loads(api("POST", "/api/sessions", {"path": "notebooks/student/05_llm_inference_student.ipynb",
                                                            "type": "notebook", "kernel": {"name": "python3"}}))
         printed = _run_code(port, token, session["kernel"]["id"], "print(6 * 7)")
-        page = api("GET", "/lab")
+        notification = json.loads(api("GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification"))
+        page = api("GET", "/lab") + f"\nfetchNews default: {notification['schema']['properties']['fetchNews']['default']}"
         time.sleep(1.0)  # let the kernel's own start-up lines reach the log
         said = log.read_text(errors="replace")  # before the stop, which the server logs as critical
     finally:
@@ -183,6 +184,7 @@ def test_the_course_server_and_its_kernel_log_no_warning_and_show_no_news(course
     printed, page, said = _serve_and_use([sys.executable, "-m", "roofline_lib.lab"], course_copy, tmp_path)
     assert printed.strip() == "42"
     assert '"news": {"disabled": true}' in page
+    assert "fetchNews default: false" in page  # no "Would you like to get notified about official Jupyter news?"
     assert not WARNING_LINE.findall(said), said
 
 
@@ -194,4 +196,4 @@ def test_a_plain_jupyter_lab_on_the_same_files_logs_the_warnings_the_launcher_re
     printed, page, said = _serve_and_use(plain, course_copy, tmp_path)
     assert printed.strip() == "42"
     assert "is not trusted" in said and "without encryption" in said, said
-    assert '"news": {"disabled": false}' in page
+    assert '"news": {"disabled": false}' in page and "fetchNews default: none" in page
