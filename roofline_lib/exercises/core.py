@@ -151,7 +151,7 @@ def judge(q, answer, expected):
     """
     if answer is ... or answer is None:
         return Feedback(q.id, False, f"⏳ {q.id}: not answered yet — replace `...` with your answer"
-                        + (f" (in {q.unit})." if q.unit else "."), answered=False)
+                        + (f" (unit: {q.unit})." if q.unit else "."), answered=False)
     if q.kind == "choice":
         return _check_choice(q, answer, expected)
     return _check_number(q, answer, expected)
@@ -240,7 +240,7 @@ def _check_number(q, answer, expected):
     value = _as_real(answer)
     unit = f" {q.unit}" if q.unit else ""
     if value is None:
-        return Feedback(q.id, False, f"❌ {q.id}: expected a number{(' in' + unit) if unit else ''}, "
+        return Feedback(q.id, False, f"❌ {q.id}: expected a number{f' (unit: {q.unit})' if q.unit else ''}, "
                         f"got {_a(type(answer).__name__)} ({answer!r}).")
     if not math.isfinite(value):
         return Feedback(q.id, False, f"❌ {q.id}: {value} is not a finite number.")
