@@ -155,7 +155,8 @@ def _serve_and_use(command, course, base):
                                                            "type": "notebook", "kernel": {"name": "python3"}}))
         printed = _run_code(port, token, session["kernel"]["id"], "print(6 * 7)")
         notification = json.loads(api("GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification"))
-        page = api("GET", "/lab") + f"\nfetchNews default: {notification['schema']['properties']['fetchNews']['default']}"
+        news = notification["schema"]["properties"]["fetchNews"]["default"]
+        page = api("GET", "/lab") + f"\nfetchNews default: {news}"
         time.sleep(1.0)  # let the kernel's own start-up lines reach the log
         said = log.read_text(errors="replace")  # before the stop, which the server logs as critical
     finally:
