@@ -3,11 +3,12 @@
 Each explorer is a class whose ``update(**values)`` is a plain function (it
 moves the artists and returns the numbers it shows), so it is tested without a
 browser; ``.widget()`` wires it to ipywidgets for JupyterLab (with
-``%matplotlib widget`` the figure itself is an ipympl widget).
+``%matplotlib widget`` the figure itself is an ipympl widget). ``live_figures()`` chooses that backend where it
+works and inline redraws where it does not (Colab, ipywidgets 7).
 """
 
 from .attention_explorer import AttentionExplorer
-from .base import Explorer, eng, freeze_layout, log_slider, snapshot
+from .base import Explorer, eng, freeze_layout, live_figures, log_slider, snapshot
 from .comms_explorer import CommsExplorer
 from .llm_explorer import LLMExplorer
 from .matmul_explorer import MatmulExplorer
@@ -16,4 +17,5 @@ from .serving_explorer import ServingExplorer
 from .training_explorer import TrainingExplorer
 
 __all__ = ["AttentionExplorer", "CommsExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "RoofAxes",
-           "RooflineExplorer", "ServingExplorer", "TrainingExplorer", "eng", "freeze_layout", "log_slider", "snapshot"]
+           "RooflineExplorer", "ServingExplorer", "TrainingExplorer", "eng", "freeze_layout",
+           "live_figures", "log_slider", "snapshot"]

@@ -212,6 +212,36 @@ def moving(fig, *artists):
 
 # The widest a live figure may be, in CSS pixels: a notebook's output area is ~930 px wide in a 1366 px
 # JupyterLab window with the file browser open.
+def live_figures_problem():
+    """Why live (ipympl) figures cannot be shown here, or "" where they can."""
+    import sys
+
+    if "google.colab" in sys.modules:
+        return "Colab's notebook does not show ipympl's figures"
+    major = int(ipywidgets.__version__.split(".")[0])
+    if major < 8:
+        return f"ipywidgets {ipywidgets.__version__} is installed; the live figures need ipywidgets 8"
+    try:
+        import ipympl  # noqa: F401
+    except ImportError:
+        return "ipympl is not installed (pip install -r requirements.txt has it)"
+    return ""
+
+
+def live_figures():
+    """``%matplotlib widget`` where live figures work, else ``%matplotlib inline`` with a note saying why: the
+    explorers then redraw a still image at each slider step."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    why = live_figures_problem()
+    backend = "inline" if why else "widget"
+    if shell is not None:
+        shell.run_line_magic("matplotlib", backend)
+    if why:
+        print(f"note: {why}: the explorers redraw a still figure at each slider step instead")
+
+
 MAX_LIVE_WIDTH_PX = 880
 FALLBACK = "live explorer: run the notebook; the figure above shows the defaults"
 
