@@ -96,6 +96,15 @@ def test_sync_writes_then_checks_then_notices_drift(tmp_path, capsys):
     assert "99_fixture_student.ipynb: out of date" in err
     assert "98_gone_student.ipynb: no master" in err and "98_gone.ipynb for it" in err
 
+    # a student version that was only run and saved is named as such, not as stale
+    run = nbformat.reads(written, as_version=4)
+    run.cells[[c.cell_type for c in run.cells].index("code")].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="42\n")]
+    nbformat.write(run, notebooks / "student" / "99_fixture_student.ipynb")
+    nbformat.write(nbformat.read(FIXTURE, as_version=4), notebooks / "99_fixture.ipynb")  # master as it was
+    assert student.main(["--notebooks", str(notebooks), "--check"]) == 1
+    assert "99_fixture_student.ipynb: was run and saved (its outputs are stored" in capsys.readouterr().err
+
     assert student.main(["--notebooks", str(notebooks)]) == 0  # regenerates and removes the orphan
     assert sorted(p.name for p in (notebooks / "student").iterdir()) == ["99_fixture_student.ipynb"]
 

@@ -68,6 +68,11 @@ class Settings:
             raise ValueError(f"cpu_cores must be a number of cores (0 for no limit), not {self.cpu_cores!r}")
 
 
+def _count(n, noun):
+    """'1 submission', '30 submissions'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _zero(assignment, student, note, seconds=0.0):
     return Grade(student, dict.fromkeys(assignment.question_ids, 0), {}, [note], seconds)
 
@@ -222,7 +227,7 @@ def main(argv=None, progress=_print):
     try:
         _sweep_scratch()
         _put_aside(out, progress)
-        progress(f"grading {len(found)} submissions on {len(assignment.question_ids)} questions, "
+        progress(f"grading {_count(len(found), 'submission')} on {_count(len(assignment.question_ids), 'question')}, "
                  f"{args.workers} at a time (cell limit {settings.cell_timeout:g} s, notebook limit "
                  f"{settings.notebook_timeout:g} s)")
         start = time.monotonic()
@@ -235,7 +240,7 @@ def main(argv=None, progress=_print):
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     mean = sum(g.total for g in grades) / len(grades)
-    progress(f"graded {len(grades)} submissions in {time.monotonic() - start:.1f} s; mean "
+    progress(f"graded {_count(len(grades), 'submission')} in {time.monotonic() - start:.1f} s; mean "
              f"{mean:.2f}/{len(assignment.question_ids)}; wrote {clean(out)}")
     if not any(g.found for g in grades):
         which = f"chapter {args.chapter}" if args.chapter else f"the notebook {clean(args.master)}"

@@ -229,6 +229,21 @@ def solution_leaks(master, student):
     return leaks
 
 
+def _only_outputs_differ(current, expected):
+    """Whether ``current`` is ``expected`` with outputs, execution counts or a kernel's language_info added."""
+    try:
+        nb = nbformat.reads(current, as_version=4)
+    except Exception:  # not a notebook at all: out of date, not merely run
+        return False
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        cell.metadata.pop("execution", None)
+    want = nbformat.reads(expected, as_version=4)
+    nb.metadata.language_info = want.metadata.get("language_info", nb.metadata.get("language_info"))
+    return nbformat.writes(nb) == nbformat.writes(want)
+
+
 def masters(notebooks_dir):
     return sorted(Path(notebooks_dir).glob(MASTER_GLOB))
 
@@ -250,8 +265,9 @@ def sync(notebooks_dir="notebooks", out_dir=None, check=False):
         current = existing[name].read_text(encoding="utf-8") if name in existing else None
         if current != text:
             if check:
-                problems.append(f"{target}: {'missing' if current is None else 'out of date'}; "
-                                "run `python -m roofline_lib.student`")
+                state = ("missing" if current is None else "was run and saved (its outputs are stored, nothing "
+                         "else differs)" if _only_outputs_differ(current, text) else "out of date")
+                problems.append(f"{target}: {state}; run `python -m roofline_lib.student`")
             else:
                 out_dir.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
