@@ -154,6 +154,20 @@ def attacks(ctx):
         "import os\nfor fd in os.listdir(f'/proc/{os.getppid()}/fd'):\n    try:\n"
         f"        os.write(os.open(f'/proc/{{os.getppid()}}/fd/{{fd}}', os.O_WRONLY), {forged.encode()!r})\n"
         "    except OSError:\n        pass\n")
+    # The sandbox's init holds the worker's report pipe: it must be the worker (not dumpable), not a stand-in.
+    a["forge_init"] = attacker(
+        "import os, json\nline = (json.dumps({'event': 'note', 'text': 'FORGED_NOTE_THROUGH_INIT'}) + '\\n').encode()\n"
+        "for fd in range(0, 8):\n    try:\n        os.write(os.open(f'/proc/1/fd/{fd}', os.O_WRONLY), line)\n"
+        "    except OSError:\n        pass\n")
+    # Memory in memory files (memfd), written and never mapped: in no process's resident set.
+    a["memfd_hoard"] = attacker(
+        "import os, time\nfds, block = [], b'\\1' * 2**20\nfor i in range(40):\n"
+        "    fd = os.memfd_create(f'hoard{i}')\n    for _ in range(64):\n        os.write(fd, block)\n"
+        "    fds.append(fd)\ntime.sleep(8)\n")
+    # Files by the ten thousand: each costs the host kernel memory that no size limit counts.
+    a["inode_flood"] = attacker(
+        "import os, time\nos.makedirs('/tmp/work/many', exist_ok=True)\nfor i in range(60_000):\n"
+        "    open(f'/tmp/work/many/{i}', 'w').close()\ntime.sleep(3)\n")
     # Oversized answers: 3,000 checks (the last one counts), each with 30 measured values of 20 kB.
     big = "z = 'y' * 20_000\nif False:\n" + "\n".join(
         "    rl.exercises.check('00.bf16_bytes', z, " + ", ".join(f"k{j}=z" for j in range(30)) + ")"
@@ -258,8 +272,9 @@ def test_signals_reach_neither_the_grader_nor_a_neighbour_nor_a_reported_pid(gra
     rows = graded["rows"]
     assert marks(rows["kill_grader_pid"]) == ALL  # the pid it named is not in its world
     assert marks(rows["forger"]) == ALL  # its forged lines never reached the grader, nor were they obeyed
-    # kill_all kills what it sees: its own worker; the cell is skipped and the rest graded
-    assert "stopped the grader's worker" in rows["kill_all"]["notes"]
+    # kill_all stops and kills every python it sees: only its own worker, the namespace's init, which
+    # signals from inside do not reach; so nothing stops and everything is graded
+    assert marks(rows["kill_all"]) == ALL and "stopped the grader's worker" not in rows["kill_all"]["notes"]
 
 
 @needs_sandbox
@@ -306,6 +321,14 @@ def test_bombs_cost_only_their_own_marks_with_a_note(graded):
     assert "memory" in rows["memory_bomb"]["notes"]
     assert "CPU" in rows["cpu_hog"]["notes"]
     assert marks(rows["disk_filler"]) == ALL  # its writes fail at the scratch folder's size; it carries on
+    assert "memory files" in rows["memfd_hoard"]["notes"], rows["memfd_hoard"]
+    assert "files in its scratch folder" in rows["inode_flood"]["notes"], rows["inode_flood"]
+
+
+@needs_sandbox
+def test_nothing_inside_can_write_the_workers_reports(graded):
+    row = graded["rows"]["forge_init"]
+    assert marks(row) == ALL and "FORGED_NOTE" not in " ".join(row.values())
 
 
 @needs_sandbox
@@ -399,3 +422,53 @@ def test_the_sandbox_sees_no_checkout_no_home_and_no_environment():
     listing, home, secret, pid, few = eval(done.stdout)  # noqa: S307 - our own probe's repr
     assert "notebooks" not in listing and "tests" not in listing and ".git" not in listing
     assert not home and not secret and pid < 10 and few
+
+
+_AUTOREAP = """
+import os, signal, sys, time
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel: their time reaches no cutime
+end = time.time() + 6
+while time.time() < end:
+    for _ in range(2):
+        if os.fork() == 0:
+            t = time.time()
+            while time.time() - t < 1.0:
+                pass
+            with open(sys.argv[1], "a") as f:
+                f.write(f"{time.process_time()}\\n")
+            os._exit(0)
+    time.sleep(1.0)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watch reads Linux's /proc")
+def test_the_watch_counts_cpu_of_children_reaped_by_the_kernel(tmp_path):
+    """A notebook that ignores SIGCHLD hides its children's CPU time from every cutime; the watch keeps the
+    time of each process it saw before it vanished. (A process that starts and ends between two looks,
+    half a second apart, stays unseen: docs/teaching.md says so.)"""
+    import time
+
+    spent = tmp_path / "spent.txt"
+    proc = subprocess.Popen([sys.executable, "-c", _AUTOREAP, str(spent)])
+    look = sandbox.Tracker()
+    while proc.poll() is None:
+        time.sleep(sandbox.SAMPLE_SECONDS)
+        seen = look(proc.pid).cpu
+    children = sum(float(x) for x in spent.read_text().split())
+    assert children > 3  # the children did burn CPU (each about 1 s; fewer under load)
+    assert seen >= 0.6 * children, (seen, children)
+
+
+@needs_sandbox
+def test_a_copy_of_the_course_grades_in_the_sandbox_with_its_own_library(tmp_path):
+    """Run from a copy of the checkout, the grader imports the copy's roofline_lib; the sandbox must too (it
+    sees only the copy's roofline_lib/ and data/), or every submission would fail to start."""
+    import shutil
+
+    for name in ("roofline_lib", "data"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, "-c", "import roofline_lib; from roofline_lib.teach import sandbox; "
+                           "print(roofline_lib.__file__); print(repr(sandbox.problem()))"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    where, problem = done.stdout.strip().splitlines()[-2:]
+    assert where.startswith(str(tmp_path)) and problem == "''", done.stdout + done.stderr

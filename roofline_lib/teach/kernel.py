@@ -91,7 +91,10 @@ def parse_capture(reply):
         return captured["value"]
     if kind == "number" and isinstance(captured.get("value"), (int, float)) and not isinstance(
             captured["value"], bool):
-        return _stand_in(captured, float, float(captured["value"]))
+        try:
+            return _stand_in(captured, float, float(captured["value"]))
+        except OverflowError:  # an integer of hundreds of digits: no float holds it
+            raise Unreadable(f"the number is too large for a float ({len(str(captured['value']))} digits)") from None
     if kind == "other":
         return _stand_in(captured, object)
     raise Unreadable("the kernel's reply was not in the expected form")

@@ -145,10 +145,10 @@ def _limits(settings):
 
 async def _watch(proc, attempt, limits):
     """Stop the worker's processes when, all together, they take more than a sandbox's share."""
-    history = []
+    history, look = [], sandbox.Tracker()
     while proc.returncode is None:
         await asyncio.sleep(sandbox.SAMPLE_SECONDS)
-        now = sandbox.usage(proc.pid)
+        now = look(proc.pid)
         why = limits.over(now, history)
         if why:
             attempt.stopped = f"stopped by the grader: {why}"

@@ -10,10 +10,11 @@ IPython folder, and is thrown away with the sandbox; a cleared environment.
 The submission itself comes in on the worker's stdin, so no submission file is
 in view. The worker sets the per-process limits inside the sandbox
 (apply_limits), where RLIMIT_NPROC counts the sandbox's own user namespace
-only, and the grader watches the sandbox's process tree as a whole (usage) for
-what no per-process limit bounds: memory and CPU over all its processes. When
-the worker ends, the grader kills the sandbox's init (kill_tree), and the
-kernel ends every process in its PID namespace with it.
+only, and the grader watches the sandbox's process tree as a whole (Tracker)
+for what no per-process limit bounds: memory (memory files included), CPU and
+files over all its processes. The worker is the sandbox's init (PID 1): when it
+ends, or the grader kills it (kill_tree), the kernel ends every process in its
+PID namespace with it.
 
 Where bwrap cannot be had, ``problem()`` says why, and the grader refuses to
 run without ``--unsandboxed`` (see UNPROTECTED for what that exposes).
@@ -42,6 +43,7 @@ SCRATCH_MB = 256  # the sandbox's /tmp (scratch, HOME) and /dev/shm together: it
 CPU_CORES = 1.25  # the most CPU one sandbox may use, averaged over CPU_WINDOW seconds
 CPU_WINDOW = 4.0
 SAMPLE_SECONDS = 0.5  # how often the grader looks at each sandbox's processes
+INODES = 50_000  # files in the sandbox's /tmp: each costs the host kernel memory that no size limit counts
 
 UNPROTECTED = (
     "the submission's code runs as this account, with this account's rights:",
@@ -71,9 +73,12 @@ class Limits:
         """Why a sandbox with this ``usage`` (and earlier ones, (time, cpu seconds)) must stop, or ""."""
         if usage.tasks > self.processes:
             return f"ran {usage.tasks} processes and threads at once, more than the {self.processes} allowed"
-        if self.memory_mb and usage.rss > self.memory_mb * 2**20:
-            return (f"its processes used {usage.rss / 2**30:.1f} GB of memory together, more than the "
-                    f"{self.memory_mb / 1024:.1f} GB allowed")
+        if self.memory_mb and usage.rss + usage.hidden > self.memory_mb * 2**20:
+            held = f", {usage.hidden / 2**30:.1f} GB of it in memory files (memfd)" if usage.hidden > 2**30 else ""
+            return (f"its processes used {(usage.rss + usage.hidden) / 2**30:.1f} GB of memory together{held}, "
+                    f"more than the {self.memory_mb / 1024:.1f} GB allowed")
+        if usage.inodes > INODES:
+            return f"made {usage.inodes:,} files in its scratch folder, more than the {INODES:,} allowed"
         old = [(t, cpu) for t, cpu in history if usage.time - t >= CPU_WINDOW]
         if old and self.cpu_cores:
             t, cpu = old[-1]
@@ -104,10 +109,19 @@ def _binds():
     return chosen
 
 
+def _library_path():
+    """PYTHONPATH for the sandbox: the checkout the grader imported roofline_lib from, when that is not the
+    installed package (a copy of the course run in place would otherwise import the editable install's)."""
+    import roofline_lib
+
+    package = Path(os.path.abspath(roofline_lib.__file__)).parent
+    return {} if package.parent.name == "site-packages" else {"PYTHONPATH": str(package.parent)}
+
+
 def environment():
     """The sandbox's whole environment: nothing of the teacher's."""
     venv_bin = str(Path(sys.executable).absolute().parent)
-    return {"PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", "HOME": HOME, "LANG": "C.UTF-8",
+    return {**_library_path(), "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", "HOME": HOME, "LANG": "C.UTF-8",
             "TMPDIR": ROOT, "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{HOME}/.matplotlib",
             "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": f"{HOME}/.ipython",
             "JUPYTER_CONFIG_DIR": f"{HOME}/.jupyter", "JUPYTER_DATA_DIR": f"{HOME}/.local/share/jupyter",
@@ -117,8 +131,11 @@ def environment():
 
 def command(argv, limits=Limits()):
     """The bwrap command line that runs ``argv`` in a fresh sandbox."""
+    # --as-pid-1: the worker itself is the namespace's init. Otherwise bwrap's own init holds the worker's
+    # report pipe (its stdout) and stays dumpable, so the kernel could open /proc/1/fd/1 and forge reports;
+    # as init, the worker (made non-dumpable by apply_limits) also ignores kill(-1) from inside.
     cmd = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
-           "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+           "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
            "--size", str(limits.scratch_mb * 2**20), "--tmpfs", ROOT]
     for path in _binds():
         cmd += ["--ro-bind", str(path), str(path)]
@@ -197,9 +214,11 @@ class Usage:
     time: float  # monotonic
     processes: int
     tasks: int  # processes and their threads
-    cpu: float  # CPU seconds of all of them, and of those they have reaped
+    cpu: float  # CPU seconds of all of them, of those they have reaped, and of those gone unreaped
     rss: int  # bytes resident, summed (shared pages count once per process)
     pids: tuple
+    hidden: int = 0  # bytes in memory files (memfd) its processes hold open or mapped: in nobody's RSS
+    inodes: int = 0  # files in its /tmp
 
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -237,17 +256,87 @@ def descendants(pid, stats=None):
     return tree
 
 
-def usage(pid):
-    """What the process tree under ``pid`` uses now."""
-    stats = _stats()
-    tree = [p for p in descendants(pid, stats) if p in stats]
-    cpu = tasks = rss = 0
+def _memory_files(p, seen):
+    """Bytes of the memory files (memfd) process ``p`` holds open or mapped that ``seen`` (inodes) lacks."""
+    total = 0
+    try:
+        fds = os.listdir(f"/proc/{p}/fd")
+    except OSError:
+        fds = []
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{p}/fd/{fd}").startswith("/memfd:"):
+                st = os.stat(f"/proc/{p}/fd/{fd}")
+                if st.st_ino not in seen:
+                    seen[st.st_ino] = st.st_blocks * 512
+                    total += seen[st.st_ino]
+        except OSError:
+            continue
+    try:  # mapped, its descriptor closed: the mapping's length (an upper bound)
+        with open(f"/proc/{p}/maps") as maps:
+            for line in maps:
+                if "/memfd:" in line:
+                    span, _, _, _, inode = line.split(None, 5)[:5]
+                    if int(inode) not in seen:
+                        start, end = (int(x, 16) for x in span.split("-"))
+                        seen[int(inode)] = end - start
+                        total += end - start
+    except (OSError, ValueError):
+        pass
+    return total
+
+
+def _inodes(tree):
+    """Files in the sandbox's /tmp, seen through any of its processes that may be looked into (and is in the
+    sandbox's mount namespace: bwrap itself, the tree's root, sees the host's /tmp)."""
+    try:
+        ours = os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        return 0
     for p in tree:
-        f = stats[p]
-        cpu += sum(int(x) for x in f[11:15])  # utime, stime, cutime, cstime
-        tasks += int(f[17])
-        rss += int(f[21]) * _PAGE
-    return Usage(time.monotonic(), len(tree), tasks, cpu / _TICK, rss, tuple(tree))
+        try:
+            if os.readlink(f"/proc/{p}/ns/mnt") == ours:
+                continue
+            st = os.statvfs(f"/proc/{p}/root{ROOT}")
+            return st.f_files - st.f_ffree
+        except OSError:
+            continue
+    return 0
+
+
+class Tracker:
+    """Follows one sandbox's tree between samples, so that CPU time is not lost when a process vanishes
+    unreaped (a notebook that ignores SIGCHLD has its children reaped by the kernel, and their CPU time
+    reaches no parent's cutime). Still unseen: a process that starts and ends between two samples."""
+
+    def __init__(self):
+        self.last = {}  # pid -> its own CPU ticks (utime + stime) at the last sample
+        self.reaped = {}  # pid -> its cutime + cstime at the last sample
+        self.gone = 0  # ticks of vanished processes that no surviving process reaped
+
+    def __call__(self, pid):
+        stats = _stats()
+        tree = [p for p in descendants(pid, stats) if p in stats]
+        cpu = tasks = rss = 0
+        own, reaped = {}, {}
+        for p in tree:
+            f = stats[p]
+            own[p], reaped[p] = int(f[11]) + int(f[12]), int(f[13]) + int(f[14])
+            tasks += int(f[17])
+            rss += int(f[21]) * _PAGE
+        vanished = sum(ticks + self.reaped[p] for p, ticks in self.last.items() if p not in own)
+        newly_reaped = sum(max(0, r - self.reaped.get(p, 0)) for p, r in reaped.items())
+        self.gone += max(0, vanished - newly_reaped)
+        self.last, self.reaped = own, reaped
+        cpu = sum(own.values()) + sum(reaped.values()) + self.gone
+        seen = {}
+        hidden = sum(_memory_files(p, seen) for p in tree)
+        return Usage(time.monotonic(), len(tree), tasks, cpu / _TICK, rss, tuple(tree), hidden, _inodes(tree))
+
+
+def usage(pid):
+    """What the process tree under ``pid`` uses now (one look; a Tracker follows it over time)."""
+    return Tracker()(pid)
 
 
 def kill_tree(pid):
@@ -265,4 +354,4 @@ def kill_tree(pid):
 
 
 __all__ = ["apply_limits", "command", "descendants", "environment", "HOME", "kill_tree", "Limits", "problem",
-           "SCRATCH", "UNPROTECTED", "Usage", "usage"]
+           "SCRATCH", "Tracker", "UNPROTECTED", "Usage", "usage"]
