@@ -140,8 +140,9 @@ def attacks(ctx):
         "import os, time\nn = 0\ntry:\n    for n in range(600):\n        if os.fork() == 0:\n"
         "            time.sleep(90)\n            os._exit(0)\nexcept OSError:\n    pass\ntime.sleep(3)\n"
         "if n == 599:\n    raise RuntimeError('LEAK: forked 600 processes')\n")
-    a["memory_bomb"] = attacker(child("x = b'x' * (900 * 2**20); import time; time.sleep(90)", 4)
-                                + "import time\ntime.sleep(8)\n")
+    # (the children start 1.5 s apart: memory, not a burst of CPU, is what must stop it)
+    a["memory_bomb"] = attacker("import time\n" + "time.sleep(1.5)\n".join(
+        [child("x = b'x' * (900 * 2**20); import time; time.sleep(90)", 1)] * 4) + "time.sleep(8)\n")
     a["disk_filler"] = attacker(
         "import os\nn = 0\nfor d in ('/tmp/work', '/dev/shm', os.path.expanduser('~')):\n"
         "    for i in range(400):\n        try:\n            with open(f'{d}/fill{i}', 'wb') as f:\n"
