@@ -165,6 +165,12 @@ def attacks(ctx):
         "import os, time\nfds, block = [], b'\\1' * 2**20\nfor i in range(40):\n"
         "    fd = os.memfd_create(f'hoard{i}')\n    for _ in range(64):\n        os.write(fd, block)\n"
         "    fds.append(fd)\ntime.sleep(8)\n")
+    # CPU in children too short-lived for the watch's looks, reaped by the kernel (SIGCHLD ignored).
+    a["churn"] = attacker(
+        "import os, signal, time\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\nend = time.time() + 9\n"
+        "while time.time() < end:\n    for _ in range(2):\n        if os.fork() == 0:\n"
+        "            t = time.time()\n            while time.time() - t < 0.08:\n                pass\n"
+        "            os._exit(0)\n    time.sleep(0.08)\n")
     # Files by the ten thousand: each costs the host kernel memory that no size limit counts.
     a["inode_flood"] = attacker(
         "import os, time\nos.makedirs('/tmp/work/many', exist_ok=True)\nfor i in range(60_000):\n"
@@ -324,6 +330,7 @@ def test_bombs_cost_only_their_own_marks_with_a_note(graded):
     assert marks(rows["disk_filler"]) == ALL  # its writes fail at the scratch folder's size; it carries on
     assert "memory files" in rows["memfd_hoard"]["notes"], rows["memfd_hoard"]
     assert "files in its scratch folder" in rows["inode_flood"]["notes"], rows["inode_flood"]
+    assert "processes and threads in 5 s" in rows["churn"]["notes"], rows["churn"]
 
 
 @needs_sandbox
@@ -445,8 +452,8 @@ while time.time() < end:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watch reads Linux's /proc")
 def test_the_watch_counts_cpu_of_children_reaped_by_the_kernel(tmp_path):
     """A notebook that ignores SIGCHLD hides its children's CPU time from every cutime; the watch keeps the
-    time of each process it saw before it vanished. (A process that starts and ends between two looks,
-    half a second apart, stays unseen: docs/teaching.md says so.)"""
+    time of each process it saw before it vanished. (A process that starts and ends between two looks
+    adds nothing here; the count of processes started bounds those: test_bombs_cost_only_their_own_marks.)"""
     import time
 
     spent = tmp_path / "spent.txt"
@@ -456,7 +463,7 @@ def test_the_watch_counts_cpu_of_children_reaped_by_the_kernel(tmp_path):
         time.sleep(sandbox.SAMPLE_SECONDS)
         seen = look(proc.pid).cpu
     children = sum(float(x) for x in spent.read_text().split())
-    assert children > 3  # the children did burn CPU (each about 1 s; fewer under load)
+    assert children > 1  # the children did burn CPU (each up to 1 s; less under load)
     assert seen >= 0.6 * children, (seen, children)
 
 

@@ -154,7 +154,8 @@ async def _watch(proc, attempt, limits):
             attempt.stopped = f"stopped by the grader: {why}"
             sandbox.kill_tree(proc.pid)
             return
-        history = [*history[-int(2 * sandbox.CPU_WINDOW / sandbox.SAMPLE_SECONDS):], (now.time, now.cpu)]
+        keep = int(max(sandbox.CPU_WINDOW, sandbox.SPAWN_WINDOW) / sandbox.SAMPLE_SECONDS) + 10
+        history = [*history[-keep:], now]
 
 
 async def _attempt(data, job, settings, scratch):

@@ -42,7 +42,13 @@ FILE_MB = 64  # the largest file a submission may write
 SCRATCH_MB = 256  # the sandbox's /tmp (scratch, HOME) and /dev/shm together: it is memory
 CPU_CORES = 1.25  # the most CPU one sandbox may use, averaged over CPU_WINDOW seconds
 CPU_WINDOW = 4.0
-SAMPLE_SECONDS = 0.5  # how often the grader looks at each sandbox's processes
+SAMPLE_SECONDS = 0.1  # how often the grader looks at each sandbox's processes (a look costs ~1.5 ms of CPU)
+# A process that starts and ends between two looks is never seen by the CPU watch; churning such children
+# means starting many, which the namespace's pids count: at most SPAWNS in SPAWN_WINDOW seconds (an honest
+# notebook starts none: its worker and kernel are pids 1 and 2), so at most SPAWNS / SPAWN_WINDOW x
+# SAMPLE_SECONDS = 0.5 cores go unseen.
+SPAWNS = 25
+SPAWN_WINDOW = 5.0
 INODES = 50_000  # files in the sandbox's /tmp: each costs the host kernel memory that no size limit counts
 
 UNPROTECTED = (
@@ -70,7 +76,7 @@ class Limits:
     cpu_cores: float = CPU_CORES
 
     def over(self, usage, history):
-        """Why a sandbox with this ``usage`` (and earlier ones, (time, cpu seconds)) must stop, or ""."""
+        """Why a sandbox with this ``usage`` (and its earlier Usages, ``history``) must stop, or ""."""
         if usage.tasks > self.processes:
             return f"ran {usage.tasks} processes and threads at once, more than the {self.processes} allowed"
         if self.memory_mb and usage.rss + usage.hidden > self.memory_mb * 2**20:
@@ -79,13 +85,16 @@ class Limits:
                     f"more than the {self.memory_mb / 1024:.1f} GB allowed")
         if usage.inodes > INODES:
             return f"made {usage.inodes:,} files in its scratch folder, more than the {INODES:,} allowed"
-        old = [(t, cpu) for t, cpu in history if usage.time - t >= CPU_WINDOW]
+        old = [u for u in history if usage.time - u.time >= CPU_WINDOW]
         if old and self.cpu_cores:
-            t, cpu = old[-1]
-            rate = (usage.cpu - cpu) / (usage.time - t)
+            rate = (usage.cpu - old[-1].cpu) / (usage.time - old[-1].time)
             if rate > self.cpu_cores:
-                return (f"kept {rate:.1f} CPU cores busy for {usage.time - t:.0f} s, more than the "
+                return (f"kept {rate:.1f} CPU cores busy for {usage.time - old[-1].time:.0f} s, more than the "
                         f"{self.cpu_cores:g} allowed ({usage.processes} processes)")
+        old = [u for u in history if usage.time - u.time >= SPAWN_WINDOW]
+        if old and usage.spawned - old[-1].spawned > SPAWNS:
+            return (f"started {usage.spawned - old[-1].spawned} processes and threads in {SPAWN_WINDOW:g} s, more "
+                    f"than the {SPAWNS} allowed (children too short-lived for the CPU watch to see)")
         return ""
 
 
@@ -219,6 +228,7 @@ class Usage:
     pids: tuple
     hidden: int = 0  # bytes in memory files (memfd) its processes hold open or mapped: in nobody's RSS
     inodes: int = 0  # files in its /tmp
+    spawned: int = 0  # processes and threads started in it so far (its PID namespace's highest pid)
 
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -304,6 +314,24 @@ def _inodes(tree):
     return 0
 
 
+def _highest_inner_pid(tree):
+    """The highest pid inside the sandbox's PID namespace among ``tree``: pids there are handed out in order,
+    so it counts the processes and threads started in it (short-lived ones included)."""
+    highest = 0
+    for p in tree:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("NSpid:"):
+                        ids = line.split()[1:]
+                        if len(ids) > 1:  # in a namespace below ours
+                            highest = max(highest, int(ids[-1]))
+                        break
+        except (OSError, ValueError):
+            continue
+    return highest
+
+
 class Tracker:
     """Follows one sandbox's tree between samples, so that CPU time is not lost when a process vanishes
     unreaped (a notebook that ignores SIGCHLD has its children reaped by the kernel, and their CPU time
@@ -313,6 +341,7 @@ class Tracker:
         self.last = {}  # pid -> its own CPU ticks (utime + stime) at the last sample
         self.reaped = {}  # pid -> its cutime + cstime at the last sample
         self.gone = 0  # ticks of vanished processes that no surviving process reaped
+        self.spawned = 0
 
     def __call__(self, pid):
         stats = _stats()
@@ -331,7 +360,9 @@ class Tracker:
         cpu = sum(own.values()) + sum(reaped.values()) + self.gone
         seen = {}
         hidden = sum(_memory_files(p, seen) for p in tree)
-        return Usage(time.monotonic(), len(tree), tasks, cpu / _TICK, rss, tuple(tree), hidden, _inodes(tree))
+        self.spawned = max(self.spawned, _highest_inner_pid(tree))
+        return Usage(time.monotonic(), len(tree), tasks, cpu / _TICK, rss, tuple(tree), hidden, _inodes(tree),
+                     self.spawned)
 
 
 def usage(pid):
