@@ -480,3 +480,21 @@ def test_a_copy_of_the_course_grades_in_the_sandbox_with_its_own_library(tmp_pat
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     where, problem = done.stdout.strip().splitlines()[-2:]
     assert where.startswith(str(tmp_path)) and problem == "''", done.stdout + done.stderr
+
+
+@needs_sandbox
+def test_a_sandbox_the_grader_cannot_watch_is_stopped_not_left_running(tmp_path, monkeypatch):
+    """Fail closed: if a look at a sandbox's processes fails (a /proc file it cannot parse, say), the sandbox
+    is stopped with a note; it never runs on unwatched."""
+    def broken(self, pid):
+        raise RuntimeError("a look that fails")
+
+    monkeypatch.setattr(sandbox.Tracker, "__call__", broken)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "amy.ipynb").write_bytes(FIXTURE.read_bytes())
+    lines = []
+    assert grade.main([str(subs), "--master", str(FIXTURE), "--out", str(tmp_path / "g.csv"), "--cell-timeout",
+                       "10", "--notebook-timeout", "45", "--allow-empty"], progress=lines.append) == 0
+    said = "\n".join(lines)
+    assert "could not be watched (RuntimeError)" in said, said

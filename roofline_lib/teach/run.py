@@ -148,8 +148,11 @@ async def _watch(proc, attempt, limits):
     history, look = [], sandbox.Tracker()
     while proc.returncode is None:
         await asyncio.sleep(sandbox.SAMPLE_SECONDS)
-        now = look(proc.pid)
-        why = limits.over(now, history)
+        try:
+            now = look(proc.pid)
+            why = limits.over(now, history)
+        except Exception as e:  # noqa: BLE001 - an unwatched sandbox is stopped, not left to run (fail closed)
+            now, why = None, f"its processes could not be watched ({type(e).__name__})"
         if why:
             attempt.stopped = f"stopped by the grader: {why}"
             sandbox.kill_tree(proc.pid)
