@@ -1,6 +1,7 @@
 """Measuring the machine the notebook runs on: what the operating system says about it (``system``),
 timed kernels (``microbench``), the empirical roofline (``profile``), the launch queue that leaves a
-device idle (``launch``), and the learner's own GPU through PyTorch, an optional extra (``device``).
+device idle (``launch``), and the learner's own GPU through PyTorch, an optional extra (``device``), with a
+real model's decode step on it (``decode``) and the course's own measurements kept as data (``record``).
 """
 
 from .device import DeviceProfile, measure_device
@@ -33,9 +34,10 @@ from .profile import (
     measure_overhead,
     memory_roof,
 )
+from .record import DeviceRecord, own_measurements
 
 __all__ = [
-    "DeviceProfile", "measure_device",
+    "DeviceProfile", "DeviceRecord", "measure_device", "own_measurements",
     "agreement", "check_allocation", "decode_kernel_count", "decode_kernel_times", "has_simd", "horner",
     "horner_flops", "KEPT_BY_FUSION", "MachineProfile", "measure_cache_bandwidth", "measure_machine",
     "measure_matmul_peak", "measure_matmul_peaks", "measure_overhead", "MEMORY_FRACTION", "memory_roof",
