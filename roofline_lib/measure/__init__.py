@@ -34,7 +34,15 @@ from .profile import (
     measure_overhead,
     memory_roof,
 )
-from .record import DeviceRecord, own_measurements
+
+
+def __getattr__(name):
+    # record is also a command (python -m roofline_lib.measure.record): importing it here would load it twice
+    if name in ("DeviceRecord", "own_measurements"):
+        from . import record
+        return getattr(record, name)
+    raise AttributeError(f"module 'roofline_lib.measure' has no attribute {name!r}")
+
 
 __all__ = [
     "DeviceProfile", "DeviceRecord", "measure_device", "own_measurements",

@@ -79,13 +79,14 @@ def record_device(device=None, *, quick=False, model=DEFAULT_MODEL, decodes=None
     dict, as ``write_record`` stores it. A decode step whose weights and cache need more than a third of the
     device's free memory is skipped and said so."""
     from ..llm.steps import decode_step
-    from .decode import DecodeModel, measure_decode
+    from .decode import DecodeModel, _refuse_unbuilt, measure_decode
     from .device import _torch, measure_device
 
     torch = _torch()
+    m = get_model(model)
+    _refuse_unbuilt(m)  # before a minute of measuring, not after
     profile = measure_device(device, quick=quick)
     info, device = profile.info, profile.device
-    m = get_model(model)
     dtype = dtype or ("bf16" if "bf16" in profile.flops else "fp32")
     chip = datasheet_for(info.name)
     rec = {
@@ -281,7 +282,11 @@ def main(argv=None):
     ap.add_argument("--model", default=DEFAULT_MODEL, help=f"the model whose decode step is timed ({DEFAULT_MODEL})")
     ap.add_argument("--out", default=str(RECORD_DIR), help="the folder to write to (data/measured)")
     args = ap.parse_args(argv)
-    rec = record_device(args.device, quick=args.quick, model=args.model)
+    try:
+        rec = record_device(args.device, quick=args.quick, model=args.model)
+    except (ModuleNotFoundError, ValueError, KeyError) as exc:  # no torch, no such device or model
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     path = write_record(rec, args.out)
     print(_summary(rec))
     problems = load_record(path).problems()
