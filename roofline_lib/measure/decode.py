@@ -6,7 +6,8 @@ bounds, built on the learner's device so that the bound can meet a measurement.
     measure_decode(m)          # its time per step, eager and (on CUDA) replayed as a CUDA graph
 
 The shapes are the course's ``Model``'s (hidden, heads, KV heads, head_dim, a gated MLP, the vocabulary), so
-the weights and the KV cache hold exactly the bytes the bound counts (``weight_bytes``, ``kv_bytes``). The
+the weights and the KV cache hold the model's bytes (``weight_bytes``, ``kv_bytes``; a step reads all of them
+but the embedding table, of which it reads one row per token, as the bound counts). The
 weights are random: no download, and no FLOP or byte depends on their values. Dense, gated, rotary models
 without biases are built (Llama, Mistral, Qwen3 with its query/key norms); others are refused.
 
