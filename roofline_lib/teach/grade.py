@@ -160,7 +160,8 @@ def _stop_on_sigterm(*_):
     raise KeyboardInterrupt  # so the cleanup in `finally` blocks runs (scratch folders, workers)
 
 
-def main(argv=None, progress=_print):
+def build_parser():
+    """The command line of ``python -m roofline_lib.grade`` (the teacher's guide's lines parse with it)."""
     parser = argparse.ArgumentParser(prog="python -m roofline_lib.grade",
                                      description="Grade a folder of submitted exercise notebooks.")
     parser.add_argument("submissions", help="folder of submitted notebooks, one STUDENT.ipynb per student")
@@ -189,6 +190,11 @@ def main(argv=None, progress=_print):
     parser.add_argument("--unsandboxed", action="store_true",
                         help="grade even where no sandbox can be had (not Linux, no bwrap, no user namespaces): "
                              "the submissions' code then runs with this account's rights")
+    return parser
+
+
+def main(argv=None, progress=_print):
+    parser = build_parser()
     args = parser.parse_args(argv)
 
     folder = Path(args.submissions)
