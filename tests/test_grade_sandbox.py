@@ -36,6 +36,7 @@ QUESTIONS = ["00.bf16_bytes", "00.ridge_h200", "00.intensity_4096", "00.t_math_h
 ALL = dict.fromkeys(QUESTIONS, 1)
 MARKER = f"roofline-attack-{uuid.uuid4().hex[:12]}"
 SECRET = f"teacher-secret-{uuid.uuid4().hex[:12]}"
+NOTEBOOK_LIMIT = 45  # seconds per entry (the grader's --notebook-timeout in the batch)
 
 
 def _require():
@@ -229,8 +230,9 @@ def graded(tmp_path_factory):
     start = time.monotonic()
     try:
         code = grade.main([str(subs), "--master", str(FIXTURE), "--out", str(ctx["out"]), "--cell-timeout", "10",
-                           "--notebook-timeout", "45", "--memory-mb", "1024", "--worker-memory-mb", "1024",
-                           "--feedback", str(out_dir / "feedback")], progress=lines.append)
+                           "--notebook-timeout", str(NOTEBOOK_LIMIT), "--memory-mb", "1024",
+                           "--worker-memory-mb", "1024", "--feedback", str(out_dir / "feedback")],
+                          progress=lines.append)
         took = time.monotonic() - start
         time.sleep(2.5)  # past a survivor's next wake-up: it would rewrite the grades now
         with open(ctx["out"], newline="", encoding="utf-8") as f:
@@ -266,11 +268,14 @@ def test_the_honest_controls_first_and_last_keep_full_marks_in_bounded_time(grad
         row = graded["rows"][name]
         assert marks(row) == ALL, row
         assert row["notes"] == ""
-    assert graded["took"] < 150, graded["took"]
-    for name in ("aaa_honest", "zzz_honest"):  # each in about 2 s alone; within a bounded factor of it here
+    # Bounded by the grader's own limits, not by this machine's speed (a loaded machine is slower, never
+    # unbounded): every entry within its notebook limit, and the batch within its share of them, two at a time.
+    entries = len(graded["rows"])
+    assert graded["took"] < (entries + 1) / 2 * (NOTEBOOK_LIMIT + run.PARSE_TIMEOUT), graded["took"]
+    for name in ("aaa_honest", "zzz_honest"):  # each in about 2 s alone; never near its limit among attacks
         (seconds,) = [float(m.group(1)) for line in graded["lines"]
                       if (m := re.match(rf"\[\d+/\d+\] {name}\.ipynb 5/5 \((\d+\.\d) s\)", line))]
-        assert seconds < 20, (name, seconds)
+        assert seconds < NOTEBOOK_LIMIT, (name, seconds)
 
 
 @needs_sandbox
