@@ -75,8 +75,8 @@ def test_07_small_kernels_miss_by_more_than_large(ch07):
     _, text = ch07
     sizes = (8, 32, 128, 512, 1024)
     ratio = [_floats(rf"matmul {m}\s+[\d.]+us\s+[\d.]+us\s+([\d.]+)", text)[0] for m in sizes]
-    assert ratio[0] > 2 * min(ratio[-2:]), ratio
-    # the notebook's check: log(measured / predicted) falls against log(n), slope under -0.25
+    # prose: on a quiet machine the ratio falls as the matmul grows, from tens at 8 x 8 to about 1 at 1024
+    assert ratio[0] > 10 and ratio[-1] < 1.5 and ratio[0] > 2 * min(ratio[-2:]), ratio
     assert np.polyfit(np.log(sizes), np.log(ratio), 1)[0] < -0.25, ratio
 
 
