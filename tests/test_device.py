@@ -151,8 +151,9 @@ def test_measure_the_cpu_through_torch():
     hw = profile.accelerator
     est = rl.estimate(rl.vector_add(10**7), hw)  # the measured chip drops into the library
     assert est.t_mem == pytest.approx(3 * 4 * 10**7 / hw.mem_bandwidth)
-    assert "fp32" in profile.flops and profile.flops["fp32"] > 1e9
-    assert profile.bandwidth_copied_once == pytest.approx(profile.bandwidth["copy"] / 2)
+    # a plausibility floor, as chapter 07's (0.1 GFLOP/s): over 1000x below a CPU's fp32 matmul rate, which a
+    # busy machine can cut 100-fold (the counts themselves: the fake-timer test below)
+    assert "fp32" in profile.flops and profile.flops["fp32"] > 1e8
     assert 0 < profile.launch["issue"] < 1e-3 and profile.launch["round trip"] > 0
     assert "CUDA graph" in profile.skipped  # a CPU has none
     # every STREAM kernel and matmul size kept its plan's repeats (statistics: test_microbench.py)
@@ -169,6 +170,7 @@ def test_bytes_and_flops_are_counted_as_stream_and_the_numpy_measurement_count_t
     profile = rl.measure.measure_device("cpu", quick=True)
     n = profile.plan.stream_elements
     assert profile.bandwidth["copy"] == pytest.approx(2 * 4 * n / 1e-3)
+    assert profile.bandwidth_copied_once == pytest.approx(4 * n / 1e-3)  # nvbandwidth's count: the bytes once
     assert profile.bandwidth["add"] == profile.bandwidth["triad"] == pytest.approx(3 * 4 * n / 1e-3)
     assert profile.accelerator.mem_bandwidth == pytest.approx(3 * 4 * n / 1e-3)
     m = max(profile.plan.matmul_sizes)  # at equal times the largest size has the highest rate
