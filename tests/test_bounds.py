@@ -26,7 +26,9 @@ def test_estimate_by_hand():
     est = rl.estimate(w, hw)
     assert est.t_math == pytest.approx(2 * 4096**3 / 989.4e12)
     assert est.t_mem == pytest.approx(3 * 2 * 4096**2 / 4.8e12)
-    assert est.lower == est.t_math and est.no_overlap == est.t_math + est.t_mem
+    # compute-bound: the lower bound is the matmul's time, the no-overlap time both terms, by hand
+    assert est.lower == pytest.approx(2 * 4096**3 / 989.4e12)
+    assert est.no_overlap == pytest.approx(2 * 4096**3 / 989.4e12 + 3 * 2 * 4096**2 / 4.8e12)
     with pytest.warns(DeprecationWarning, match="no_overlap"):   # upper: the older name, one release more
         assert est.upper == est.no_overlap
     assert est.bound == "compute"

@@ -62,9 +62,15 @@ def test_a_request_checks_each_argument_once():
 
 
 def test_a_request_refuses_each_bad_argument():
-    for kwargs in (dict(batch=0), dict(prompt_len=1.5), dict(output_len=math.nan), dict(n_chips=0),
-                   dict(weight_dtype="fp5"), dict(usable_fraction=1.2), dict(reserved_bytes=-1)):
-        with pytest.raises(ValueError):
+    # each message names what was wrong: the argument, or the unknown dtype
+    for kwargs, message in ((dict(batch=0), "^batch must be finite and > 0"),
+                            (dict(prompt_len=1.5), "^prompt_len must be a whole number"),
+                            (dict(output_len=math.nan), "^output_len must be finite and > 0"),
+                            (dict(n_chips=0), "^n_chips must be finite and > 0"),
+                            (dict(weight_dtype="fp5"), "^unknown dtype 'fp5'"),
+                            (dict(usable_fraction=1.2), r"^usable_fraction must be a share in \(0, 1\]"),
+                            (dict(reserved_bytes=-1), "^reserved_bytes must be finite and >= 0")):
+        with pytest.raises(ValueError, match=message):
             rl.serving.request("llama-2-7b", "A100", **{"batch": 1, "prompt_len": 512, "output_len": 128, **kwargs})
 
 

@@ -117,11 +117,11 @@ def test_unknown_link_or_missing_figure_is_refused():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"total_bytes must be finite and > 0, got -1"):
         comms.ring_allreduce_bytes(-1, 4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"n_chips must be a whole number, got 2\.5"):
         comms.ring_allreduce_bytes(10, 2.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"latency \(s\) must be finite and >= 0, got -1"):
         comms.transfer_time(10, 1e9, latency=-1)
 
 

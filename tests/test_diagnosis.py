@@ -82,5 +82,5 @@ def test_classify_response_from_the_measure_tests():
     verdict, r_flops, r_bytes = diagnosis.classify_response(1.0, 4.0, 1.0, 4, 2.5)
     assert (r_flops, r_bytes) == (1.0, 0.0)
     assert diagnosis.classify_response(1.0, 1.0, 2.5, 4, 2.5)[2] == pytest.approx(1.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="t_base must be a positive time"):
         diagnosis.classify_response(0.0, 1.0, 1.0, 2, 2)

@@ -73,12 +73,13 @@ def test_thinking_questions_by_hand():
     feedback = rl.exercises.check("05.design_dtype_32k", "fp8")
     assert not feedback.correct and "6 sequences" in feedback.message
     # 05.mistake_kv_heads: with the 8 KV heads the colleague's sum gives the chapter's 42.95 GB, not 344 GB
-    assert 2 * 80 * 8 * 128 * 2 * 16 * 8_192 / 1e9 == pytest.approx(42.94967296, rel=1e-9)
-    assert 2 * 80 * 64 * 128 * 2 * 16 * 8_192 / 1e9 == pytest.approx(343.6, rel=1e-3)
+    kv = rl.get_model("llama-2-70b").kv_cache_bytes(16, 8192)
+    assert kv == 2 * 80 * 8 * 128 * 2 * 16 * 8_192 and kv / 1e9 == pytest.approx(42.95, rel=1e-3)
+    assert 64 / 8 * kv / 1e9 == pytest.approx(343.6, rel=1e-3)  # all 64 query heads counted instead
     assert rl.exercises.check("05.mistake_kv_heads", "KV heads").correct
     assert "2 bytes" in rl.exercises.check("05.mistake_kv_heads", "bytes").message
     # 05.explain_prefill_memory: each weight serves 64 tokens, intensity ~ 64 < 312 / 2.039 = 153
-    assert 64 < 312e12 / 2.039e12
+    assert 64 < rl.get_accelerator("A100").ridge_point("bf16") == pytest.approx(312 / 2.039)
     for wrong in ("int4 weights", "more bandwidth", "larger batch"):
         feedback = rl.exercises.check("05.explain_prefill_memory", wrong)
         assert not feedback.correct and "Hint" not in feedback.message  # each wrong choice says what is wrong with it

@@ -70,8 +70,10 @@ def test_thinking_questions_by_hand():
     assert check("09.design_chips_8k", "8") and "63 fit" in check("09.design_chips_8k", "4").message
     # 09.mistake_allreduce_time: 2 x 64 MB / 900 GB/s = 142 us against 1.75 x 64 MB / 450 GB/s = 249 us; fixing
     # either number alone gives 284 us or 124 us
-    assert 2 * 64e6 / 900e9 == pytest.approx(142.2e-6, rel=1e-3)
-    assert 1.75 * 64e6 / 450e9 == pytest.approx(248.9e-6, rel=1e-3)
+    h100 = rl.get_accelerator("H100 SXM")
+    assert 2 * 64e6 / h100.interconnect_bandwidth == pytest.approx(142.2e-6, rel=1e-3)
+    ring = rl.comms.ring_allreduce_bytes(64e6, 8)  # 2 (n - 1) / n = 1.75 x the message
+    assert ring / h100.interconnect_bandwidth_per_direction == pytest.approx(248.9e-6, rel=1e-3)
     assert check("09.mistake_allreduce_time", "both") and not check("09.mistake_allreduce_time", "one")
     assert check("09.explain_efficiency", "latency")
     for wrong in ("bandwidth", "kv cache", "compute"):

@@ -67,7 +67,7 @@ def test_measure_machine_tiny_run_gives_an_accelerator():
 
 def test_agreement():
     assert measure.agreement([9.0, 10.0, 11.0]) == pytest.approx(0.2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="agreement needs at least two"):
         measure.agreement([1.0])
 
 

@@ -145,9 +145,9 @@ def test_decode_time_grows_with_batch_and_context(batch, context, grow):
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, float("nan"), "8", None])
 def test_bad_sizes_raise(bad):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^batch must be"):
         rl.decode_step("llama-2-7b", bad, 128)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^prompt_len must be"):
         rl.prefill("llama-2-7b", 1, bad)
 
 

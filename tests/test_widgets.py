@@ -36,9 +36,9 @@ def test_eng_readouts():
 
 
 def test_log_slider_refuses_bad_ranges():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="log_slider 'x' needs 0 < low <= value <= high, got 10, 5, 1"):
         log_slider("x", 10, 1, 5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="log_slider 'x' needs 0 < low <= value <= high, got 0, 5, 10"):
         log_slider("x", 0, 10, 5)
 
 
@@ -98,13 +98,13 @@ def test_roofline_achieved_roof_is_below_the_datasheet_roof():
 
 def test_roofline_refuses_bad_input():
     explorer = RooflineExplorer()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="intensity must be a finite number > 0"):
         explorer.update(intensity=-1, chip_a="A100", chip_b="H200", dtype="bf16")
     with pytest.raises(ValueError, match="no fp8"):
         explorer.update(intensity=10, chip_a="A100", chip_b="H200", dtype="fp8")
     with pytest.raises(ValueError, match="unknown accelerator"):
         explorer.update(intensity=10, chip_a="A1000000", chip_b="H200", dtype="bf16")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="do not both have a fp8 peak"):
         RooflineExplorer(chip_a="A100", dtype="fp8")
 
 
@@ -139,9 +139,9 @@ def test_matmul_fp8_hides_the_chip_without_fp8():
 
 def test_matmul_refuses_bad_input():
     explorer = MatmulExplorer()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="M must be a finite number >= 1, got 0"):
         explorer.update(M=0, N=16, K=16, dtype="bf16")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="M must be a finite number >= 1, got nan"):
         explorer.update(M=float("nan"), N=16, K=16, dtype="bf16")
     with pytest.raises(ValueError, match="unknown matmul dtype"):
         explorer.update(M=16, N=16, K=16, dtype="bf17")
