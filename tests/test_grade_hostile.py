@@ -270,9 +270,13 @@ def test_a_worker_that_never_reports_is_stopped_in_time(tmp_path):
     # The kernel then meets the same slow cell (IPython transforms it there too). Its question scores 0
     # either way (the grader never read its answer); the batch's 6 s cell limit, not the default 30 s,
     # is enough to stop it there, and the rest of the notebook runs as before.
-    settings = grade.Settings(parse_timeout=1, parse_cell_timeout=60, cell_timeout=6, sandbox=SANDBOXED)
+    # The cell takes about 12 s to read on this 2-core machine when quiet (a busy one only makes it slower),
+    # against a 3 s limit for the whole submission, whose other cells read in well under a second even at a
+    # load of 10. (At most 500 magic lines: past that IPython gives up at once instead of taking long.)
+    settings = grade.Settings(parse_timeout=3, parse_cell_timeout=60, cell_timeout=6, sandbox=SANDBOXED)
     nb = master()
-    nb.cells[3].source = "\n".join(["!true"] * 300 + [f"x{i} = {i}" for i in range(1500)]) + "\n" + nb.cells[3].source
+    slow = "\n".join(["!true"] * 450 + [f"x{i} = {i}" for i in range(3000)])
+    nb.cells[3].source = slow + "\n" + nb.cells[3].source
     assignment = score.Assignment.from_notebook(FIXTURE)
     (g,) = asyncio.run(grade.grade_all({"slow": data(nb)}, assignment, settings))
     assert g.scores == {**ALL, "00.bf16_bytes": 0}, g.messages

@@ -36,7 +36,9 @@ QUESTIONS = ["00.bf16_bytes", "00.ridge_h200", "00.intensity_4096", "00.t_math_h
 ALL = dict.fromkeys(QUESTIONS, 1)
 MARKER = f"roofline-attack-{uuid.uuid4().hex[:12]}"
 SECRET = f"teacher-secret-{uuid.uuid4().hex[:12]}"
-NOTEBOOK_LIMIT = 45  # seconds per entry (the grader's --notebook-timeout in the batch)
+# Limits no attack is meant to meet (the watch stops them first, in a second or two): generous, so that a
+# loaded machine, which slows an attack's bomb as much as the watch, cannot turn a watch's note into a timeout.
+NOTEBOOK_LIMIT = 60  # seconds per entry (the grader's --notebook-timeout in the batch); cells: 30 s each
 
 
 def _require():
@@ -229,7 +231,7 @@ def graded(tmp_path_factory):
     lines = []
     start = time.monotonic()
     try:
-        code = grade.main([str(subs), "--master", str(FIXTURE), "--out", str(ctx["out"]), "--cell-timeout", "10",
+        code = grade.main([str(subs), "--master", str(FIXTURE), "--out", str(ctx["out"]), "--cell-timeout", "30",
                            "--notebook-timeout", str(NOTEBOOK_LIMIT), "--memory-mb", "1024",
                            "--worker-memory-mb", "1024", "--feedback", str(out_dir / "feedback")],
                           progress=lines.append)
