@@ -4,6 +4,8 @@ environment made by the README's commands runs exactly those versions. (`.ci/lat
 releases instead; there the checks of the installed versions skip and say so.) Whether pip resolves the pins for
 the oldest and newest supported Python, wheels included, is .ci/resolve's check (it needs the package index)."""
 
+import importlib.machinery
+import importlib.util
 import os
 import re
 import tomllib
@@ -119,3 +121,24 @@ def test_every_pinned_release_admits_every_supported_python():
     assert not excluded, "; ".join(excluded)
     assert seen >= 0.9 * len(pinned)
 
+
+
+def test_the_resolve_check_asks_for_what_requirements_txt_installs():
+    """.ci/resolve cannot resolve `-e .` for another Python, so it lists the project's requirements itself: they are
+    what the installed project's metadata (written by setuptools) asks for under requirements.txt's extras."""
+    loader = importlib.machinery.SourceFileLoader("ci_resolve", str(ROOT / ".ci" / "resolve"))
+    resolve = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(resolve)
+    line = [li for li in (ROOT / "requirements.txt").read_text().splitlines() if li.startswith("-e ")][0]
+    extras = re.fullmatch(r"-e \.\[([a-z,]+)\]", line)[1].split(",")
+    assert sorted(resolve.EXTRAS) == sorted(extras)
+    wanted = set()
+    for text in metadata.requires("roofline-lib"):
+        requirement = Requirement(text)
+        if canonicalize_name(requirement.name) != "roofline-lib" and (
+                requirement.marker is None or any(requirement.marker.evaluate({"extra": e}) for e in extras)):
+            wanted.add(str(requirement).split(";")[0].strip())
+    listed = resolve.project_requirements(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"])
+    assert {str(Requirement(r)) for r in listed} == {str(Requirement(r)) for r in wanted}
+    assert resolve.supported_pythons(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]) == (
+        "{}.{}.0".format(*supported_pythons()[0]), "{}.{}".format(*supported_pythons()[-1]))
