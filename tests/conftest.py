@@ -1,4 +1,5 @@
 import matplotlib
+import pytest
 
 # Tests draw figures off-screen; notebooks choose their own backend.
 matplotlib.use("Agg")
@@ -7,18 +8,27 @@ matplotlib.use("Agg")
 # goes whole to one worker: nbval runs one notebook's cells in order in one kernel, and a module's fixtures
 # are built once. Files are handed out in collection order (--no-loadscope-reorder), so the slowest go
 # first: started last, one of them would keep a worker busy long after the others ran out of work.
-SLOWEST_FIRST = [  # about 100, 90 and 35 s on one core of a 2-core machine; the rest take under 20 s each
-    "tests/test_browser.py", "tests/test_student.py", "tests/test_grade_hostile.py",
+# These files run kernels, a browser or sandboxes; they and the notebooks carry the mark `slow`, so that
+# `python -m pytest -m "not slow"` checks the library and the committed files in about a minute.
+SLOWEST_FIRST = [
+    "tests/test_browser.py", "tests/test_grade_sandbox.py", "tests/test_student.py", "tests/test_grade_hostile.py",
+    "tests/test_grade.py", "tests/test_old_widgets.py", "tests/test_platforms.py", "tests/test_lab.py",
+    "tests/test_packaging.py", "tests/test_notebook_metadata.py", "tests/test_device_record.py",
+    "tests/test_device.py", "tests/test_import_contract.py",
 ]
+
+
+def _where(item, config):
+    try:
+        return item.path.relative_to(config.rootpath).as_posix()
+    except ValueError:  # outside the repository
+        return ""
 
 
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-
-    def slowness(item):
-        try:
-            return rank.get(item.path.relative_to(config.rootpath).as_posix(), len(rank))
-        except ValueError:  # outside the repository
-            return len(rank)
-
-    items.sort(key=slowness)  # stable: within a file, and a notebook's cells, the order stays
+    for item in items:
+        where = _where(item, config)
+        if where in rank or where.endswith(".ipynb"):
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: rank.get(_where(item, config), len(rank)))  # stable: a file's order stays
