@@ -3,13 +3,19 @@
 Inside the library every quantity is in SI base units (second, byte, FLOP, FLOP/s, byte/s); these
 functions only turn a number into text, or read a number in a prefixed unit, when printing:
 
-    rl.eng(2.5e12, "FLOP/s")        -> '2.5 TFLOP/s'
-    rl.units.seconds(3.2e-5)        -> '32 µs'
-    rl.units.nbytes(141e9)          -> '141 GB'   (decimal, as datasheets count bandwidth and sizes)
-    rl.units.gib(150.75e9)          -> '140.4 GiB' (binary, as drivers report memory)
-    rl.units.flop_rate(989e12)      -> '989 TFLOP/s'
-    rl.units.byte_rate(4.8e12)      -> '4.8 TB/s'
-    rl.units.in_units(4.8e12, "T")  -> 4.8        (a number, for a table column or a comparison)
+    >>> import roofline_lib as rl
+    >>> rl.eng(2.5e12, "FLOP/s")
+    '2.5 TFLOP/s'
+    >>> rl.units.seconds(3.2e-5)
+    '32 µs'
+    >>> rl.units.nbytes(141e9)          # decimal, as datasheets count bandwidth and sizes
+    '141 GB'
+    >>> rl.units.gib(150.75e9)          # binary, as drivers report memory
+    '140.4 GiB'
+    >>> rl.units.flop_rate(989e12), rl.units.byte_rate(4.8e12)
+    ('989 TFLOP/s', '4.8 TB/s')
+    >>> rl.units.in_units(4.8e12, "T")  # a number, for a table column or a comparison
+    4.8
 
 Plain Python, no matplotlib: ``import roofline_lib`` stays light. The output matches matplotlib's
 ``EngFormatter`` (the axes of the course's figures) with trailing zeros trimmed.

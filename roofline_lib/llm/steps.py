@@ -1,10 +1,13 @@
 """LLM inference as workloads: the FLOPs and bytes of prefill and of one decode step.
 
-    m = rl.get_model("llama-2-13b")
-    w = rl.prefill(m, batch=1, prompt_len=512)          # the whole prompt in one forward pass
-    w = rl.decode_step(m, batch=1, context=544)         # one new token per sequence
-    rl.estimate(w, "A100").lower                        # seconds
-    time_by_part(w, "A100")                             # where the time goes
+    >>> import roofline_lib as rl
+    >>> m = rl.get_model("llama-2-13b")
+    >>> rl.prefill(m, batch=1, prompt_len=512)          # the whole prompt in one forward pass
+    Workload('Llama-2-13B prefill', flops=13.103 TFLOP, bytes=35.413 GB, intensity=370 FLOP/B, dtype='bf16')
+    >>> w = rl.decode_step(m, batch=1, context=544)     # one new token per sequence
+    >>> rl.units.seconds(rl.estimate(w, "A100").lower)
+    '12.833 ms'
+    >>> parts = rl.llm.time_by_part(w, "A100")          # where the time goes
 
 A step is a sum of per-layer operations (``blocks``, each part typed by ``parts``: RMSNorm, QKV projection, RoPE, KV
 cache write, attention, output projection, residual add, MLP projections, SiLU x up, LM head ...),

@@ -14,7 +14,12 @@ from .workloads import Workload
 
 
 def attainable_flops(intensity, hw, dtype="bf16"):
-    """min(peak FLOP/s, bandwidth x intensity): the roof at that intensity. Vectorised."""
+    """min(peak FLOP/s, bandwidth x intensity): the roof at that intensity. Vectorised.
+
+    >>> import roofline_lib as rl
+    >>> rl.attainable_flops([100, 1000], "H200") / 1e12   # 4.8 TB/s x 100 FLOP/byte; then the 989.4 TFLOP/s peak
+    array([480. , 989.4])
+    """
     hw = get_accelerator(hw)
     intensity = positive("intensity", intensity)
     return np.minimum(hw.peak_flops(dtype), hw.mem_bandwidth * intensity)
@@ -97,6 +102,11 @@ def estimate(workload, hw, dtype=None):
 
     Each part runs at the peak of its own compute dtype (``dtype`` overrides it
     for every part); all bytes move at the chip's memory bandwidth.
+
+    >>> import roofline_lib as rl
+    >>> rl.estimate(rl.matmul(4096, 4096, 4096), "H200")
+    Estimate('matmul' on H200 SXM: t_math=138.911 µs, t_mem=20.972 µs, lower=138.911 µs, no_overlap=159.883 µs,
+    compute-bound)
     """
     if not isinstance(workload, Workload):
         raise ValueError("estimate() needs a Workload (from rl.matmul, rl.attention, ...), "

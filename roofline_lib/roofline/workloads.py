@@ -163,6 +163,11 @@ def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype
     ``dtype`` is X's dtype; Y (often the weights) and Z default to it. The
     compute dtype (whose peak applies) defaults to ``dtype``: with int4
     weights and bf16 activations pass ``dtype="bf16", b_dtype="int4"``.
+
+    >>> import roofline_lib as rl
+    >>> w = rl.matmul(4096, 4096, 4096)                 # bf16: 2 bytes per element
+    >>> w.flops == 2 * 4096**3, w.bytes == 3 * 4096**2 * 2, round(w.intensity)
+    (True, True, 1365)
     """
     M, N, K = positive("M", M), positive("N", N), positive("K", K)
     a = canonical_dtype(dtype)

@@ -1,7 +1,12 @@
 """Whole requests as rooflines: time to first token, time per output token, end-to-end latency,
 throughput and cost, and the batch a server with continuous batching runs at an arrival rate.
 
-    r = rl.serving.request("llama-2-7b", "A100", batch=1, prompt_len=512, output_len=128)
+    >>> import roofline_lib as rl
+    >>> r = rl.serving.request("llama-2-7b", "A100", batch=1, prompt_len=512, output_len=128)
+    >>> r
+    RequestEstimate('Llama-2-7B' on 1 x A100 80GB SXM4, batch 1, P=512, O=128: TTFT 21.48 ms, TPOT 6.634 ms,
+    e2e 0.8707 s, 147 tok/s, fits)
+
     r.ttft, r.tpot, r.e2e                       # seconds (lower bounds)
     r.throughput, r.throughput_per_chip         # output tokens/s of the system, of one chip
     r.cost_per_million_tokens(2.0)              # at a price per chip-hour you supply

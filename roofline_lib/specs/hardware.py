@@ -75,7 +75,12 @@ class Accelerator:
         return self.peak_flops_by_dtype[key]
 
     def ridge_point(self, dtype="bf16"):
-        """FLOP per byte at which the roofline bends: peak_flops / mem_bandwidth."""
+        """FLOP per byte at which the roofline bends: peak_flops / mem_bandwidth.
+
+        >>> import roofline_lib as rl
+        >>> round(rl.get_accelerator("A100").ridge_point("bf16"), 1)    # 312 TFLOP/s / 2.039 TB/s
+        153.0
+        """
         return self.peak_flops(dtype) / self.mem_bandwidth
 
     def exp_time(self, count):

@@ -1,8 +1,10 @@
 """Topologies: how the GPUs of one node are wired (NVSwitch, PCIe switches, a rack-scale NVLink domain) and what
 links nodes together, as data (``data/topologies.toml``), every figure with its source.
 
-    t = rl.specs.get_topology("DGX H100")
-    t.bus_bandwidth, t.gpus_per_node, t.nic_bandwidth     # byte/s per GPU and direction; GPUs; byte/s or None
+    >>> import roofline_lib as rl
+    >>> t = rl.specs.get_topology("DGX H100")
+    >>> t.bus_bandwidth, t.gpus_per_node, t.nic_bandwidth  # byte/s per GPU and direction; GPUs; byte/s or None
+    (370800000000.0, 8, 50000000000.0)
 
 ``multichip.collectives.nccl_allreduce`` times an all-reduce on one by NCCL's own cost model.
 """
