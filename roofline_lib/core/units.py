@@ -29,6 +29,8 @@ import math
 PREFIXES = {-24: "y", -21: "z", -18: "a", -15: "f", -12: "p", -9: "n", -6: "\N{MICRO SIGN}", -3: "m", 0: "",
             3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E", 21: "Z", 24: "Y"}
 GIB = 2**30  # bytes in a gibibyte (binary; memory as drivers report it)
+SECONDS_PER_HOUR = 3600.0  # chip-hours, prices per hour
+SECONDS_PER_DAY = 86400.0
 _BY_PREFIX = {p: e for e, p in PREFIXES.items()}
 _BY_PREFIX["u"] = -6  # ASCII spelling of micro
 
@@ -109,4 +111,5 @@ def in_units(value, prefix):
     return value / scale(prefix)
 
 
-__all__ = ["byte_rate", "eng", "flop_rate", "GIB", "gib", "in_units", "nbytes", "PREFIXES", "scale", "seconds"]
+__all__ = ["byte_rate", "eng", "flop_rate", "GIB", "gib", "in_units", "nbytes", "PREFIXES", "scale", "seconds",
+           "SECONDS_PER_DAY", "SECONDS_PER_HOUR"]

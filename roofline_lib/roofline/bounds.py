@@ -140,6 +140,10 @@ def mfu(workload, seconds, hw, dtype=None, *, n_chips=1):
 
     Each part counts at the peak of its own compute dtype (``dtype`` overrides it for every part),
     so mfu <= 1 exactly when the measured time is at least ``estimate(...).t_math``. Vectorised.
+
+    Use it for work you have as a Workload and a measured time (a kernel, an inference step).
+    ``rl.training.mfu(model, hw, tokens_per_s_per_chip, seq_len)`` is the same quantity from what a training
+    log reports: a token rate, with the model's FLOPs per token counted in a named convention.
     """
     hw, seconds, n_chips = _measured(workload, seconds, hw, n_chips)
     return estimate(workload, hw, dtype).t_math / (seconds * n_chips)

@@ -7,7 +7,6 @@ wait before a prefill as the arrival rate rises (``queueing``).
 from . import queueing
 from .decode_sums import decode_lines, decode_time, sum_max_affine, weight_bytes_read
 from .requests import (
-    SECONDS_PER_HOUR,
     ContinuousBatching,
     RequestEstimate,
     batch_for_rate,
@@ -42,5 +41,5 @@ __all__ = [
     "continuous_unchecked", "ContinuousBatching", "cost_per_million", "decode_lines", "decode_time",
     "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated", "expected_tokens_per_verify", "kv_fit", "KVFit",
     "MixedStep", "prefix_cache", "PrefixCache", "request", "request_unchecked", "RequestEstimate",
-    "SECONDS_PER_HOUR", "Speculative", "speculative", "static_vs_continuous", "sum_max_affine", "weight_bytes_read"
+    "Speculative", "speculative", "static_vs_continuous", "sum_max_affine", "weight_bytes_read"
 ]

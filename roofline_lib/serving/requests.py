@@ -41,14 +41,13 @@ import warnings
 import numpy as np
 
 from ..core.checks import positive
+from ..core.units import SECONDS_PER_HOUR
 from ..llm.memory import max_batch_unchecked, memory_required_unchecked
 from ..llm.setup import setup
 from ..llm.steps import prefill_unchecked
 from ..roofline.bounds import estimate
 from ..specs.hardware import Accelerator
 from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
-
-SECONDS_PER_HOUR = 3600.0
 
 
 def cost_per_million(price_per_chip_hour, n_chips, tokens_per_second):
@@ -296,5 +295,5 @@ def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked
 
 __all__ = [
     "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "continuous_unchecked",
-    "ContinuousBatching", "cost_per_million", "request", "request_unchecked", "RequestEstimate", "SECONDS_PER_HOUR",
+    "ContinuousBatching", "cost_per_million", "request", "request_unchecked", "RequestEstimate",
 ]

@@ -22,6 +22,7 @@ import dataclasses
 import numpy as np
 
 from ..core.checks import fraction, non_negative, positive
+from ..core.units import SECONDS_PER_HOUR
 from ..llm.memory import memory_required_unchecked, sequences_that_fit
 from ..llm.setup import setup
 from ..llm.steps import decode_step_unchecked, extend_step_unchecked, prefill_unchecked
@@ -29,7 +30,6 @@ from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload
 from ..specs.topologies import get_topology
 from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
-from .requests import SECONDS_PER_HOUR
 
 # vLLM's KV cache block, in tokens: CacheConfig.DEFAULT_BLOCK_SIZE = 16 in vllm/config/cache.py
 # (https://docs.vllm.ai/en/stable/api/vllm/config/cache/).

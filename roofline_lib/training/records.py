@@ -20,6 +20,7 @@ import dataclasses
 import pathlib
 
 from ..core.catalog import DATA_DIR, Entry, read_records, read_toml
+from ..core.units import SECONDS_PER_HOUR
 from ..specs.hardware import get_accelerator
 from ..specs.models import Model, get_model
 from .flops import CONVENTIONS, _convention, _course
@@ -185,7 +186,8 @@ class TrainingRun:
         """The average MFU the card's hours imply: tokens x FLOPs per token / (hours x 3600 x dense bf16 peak).
         A whole run (restarts, evaluation, warm-up included), so below any step's MFU."""
         per_token = _convention(convention)(self.model, self.seq_len)
-        return self.tokens_trained * per_token / (self.gpu_hours * 3600 * get_accelerator(self.chip).peak_flops())
+        peak = get_accelerator(self.chip).peak_flops()
+        return self.tokens_trained * per_token / (self.gpu_hours * SECONDS_PER_HOUR * peak)
 
 
 def training_runs(directory=RUNS_DIR):
