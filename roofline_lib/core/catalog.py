@@ -148,4 +148,33 @@ class Catalog:
         raise ValueError(f"unknown {self.kind} {name!r}{hint} Known: {', '.join(self.names())}")
 
 
-__all__ = ["Catalog", "DATA_DIR", "data_dir", "Entry", "name_key", "read_records", "read_toml"]
+class CachedFile:
+    """What ``parse(path)`` makes of one data file, parsed (and checked) once and again only when the file
+    changes; like a ``Catalog``, the file's modification time is looked at most once every
+    ``recheck_seconds``, so a hand edit is seen by the next cell a reader runs."""
+
+    recheck_seconds = Catalog.recheck_seconds
+
+    def __init__(self, path, parse):
+        self.path = pathlib.Path(path)
+        self.parse = parse
+        self._stamp, self._value, self._checked = None, None, -math.inf
+
+    def value(self):
+        """The parsed file: the one kept, unless the file changed since it was parsed."""
+        now = time.monotonic()
+        if now - self._checked < self.recheck_seconds:
+            return self._value
+        stamp = self.path.stat().st_mtime_ns
+        if stamp != self._stamp:
+            self._value = self.parse(self.path)  # a file that fails its checks raises here, and stays unkept
+            self._stamp = stamp
+        self._checked = time.monotonic()
+        return self._value
+
+    def reload(self):
+        """Parse the file again at the next ``value()``, changed or not."""
+        self._stamp, self._checked = None, -math.inf
+
+
+__all__ = ["CachedFile", "Catalog", "DATA_DIR", "data_dir", "Entry", "name_key", "read_records", "read_toml"]

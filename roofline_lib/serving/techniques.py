@@ -335,7 +335,7 @@ def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, de
     RDMA between nodes: one 400 Gb/s NIC per GPU, as a DGX H100 has (``data/topologies.toml``). Pass the chip's
     ``interconnect_bandwidth_per_direction`` for pools inside one NVLink domain."""
     pre = setup(model, prefill_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
-    dec = setup(pre.model, decode_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    dec = pre.on(decode_hw)
     m = pre.model
     rate = positive("rate", rate)
     pb = positive("prefill_batch", prefill_batch, integer=True)
