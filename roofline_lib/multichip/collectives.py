@@ -84,12 +84,13 @@ def ring_allreduce_time(message_bytes, n_chips, bandwidth, latency=0.0):
     = 2(n-1) * latency + 2(n-1)/n * message / bandwidth. With one chip there is nothing to do: 0.
     """
     n = _chips(n_chips)
-    return _ring_allreduce_time(positive("message_bytes", message_bytes), n,
+    return ring_allreduce_time_unchecked(positive("message_bytes", message_bytes), n,
                                 positive("bandwidth (byte/s, per direction)", bandwidth),
                                 non_negative("latency (s)", latency))
 
 
-def _ring_allreduce_time(message_bytes, n, bandwidth, latency):
+def ring_allreduce_time_unchecked(message_bytes, n, bandwidth, latency=0.0):
+    """``ring_allreduce_time`` for checked sizes (what ``training.step`` calls); vectorised, n may be an array."""
     steps = 2 * (n - 1)  # a reduce-scatter and an all-gather of n - 1 steps each, one latency per step
     return _transfer_time(ring_allreduce_bytes_unchecked(message_bytes, n), bandwidth,
                           steps * np.asarray(latency, float))

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core.catalog import DATA_DIR, Entry, read_records
 from ..core.dtypes import COMPUTE_FORMAT, canonical_dtype
+from ..llm.memory import max_batch
 from ..llm.steps import decode_step, prefill
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
@@ -264,9 +265,10 @@ def _steps(rec, batch):
 
 
 def _largest_batch(rec):
-    m, chip = get_model(rec.model), get_accelerator(rec.chip)
-    free = rec.replica_chips * chip.mem_capacity - m.weight_bytes(rec.weight_dtype)
-    batch = int(free // m.kv_cache_bytes(1, (rec.prompt_len or 0) + (rec.output_len or 1), rec.kv_dtype))
+    """The largest batch of the record's sequences that fits on one replica: ``llm.max_batch`` at its default,
+    the whole memory the driver reports (a bound: an engine that keeps some back runs a smaller batch)."""
+    batch = max_batch(rec.model, rec.chip, (rec.prompt_len or 0) + (rec.output_len or 1), n_chips=rec.replica_chips,
+                      weight_dtype=rec.weight_dtype, kv_dtype=rec.kv_dtype)
     if batch < 1:
         raise ValueError(f"record {rec.id!r}: {rec.model} does not fit on {rec.n_chips} x {rec.chip}")
     return batch

@@ -52,6 +52,8 @@ from ..core.checks import dtypes as checked_dtypes
 from ..core.checks import positive
 from ..llm import blocks
 from ..llm import parts as k
+from ..multichip.collectives import ring_allreduce_bytes_unchecked as ring_bytes
+from ..multichip.collectives import ring_allreduce_time_unchecked as ring_time
 from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload, total
 from ..specs.hardware import get_accelerator
@@ -160,11 +162,6 @@ def _per_sequence(m, hw, s, compute, recompute):
     return _PER_SEQUENCE[key]
 
 
-def _ring(message, n, bandwidth):
-    """Seconds of a ring all-reduce of ``message`` bytes over n chips at ``bandwidth`` byte/s each."""
-    return 2 * (n - 1) / n * message / bandwidth
-
-
 @dataclasses.dataclass(frozen=True)
 class TrainStep:
     """One configuration's step on one chip: its terms (seconds; numbers or arrays), tokens/s per chip, MFU,
@@ -225,7 +222,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     # whose backward also gathers the column-parallel inputs again for the weight gradients: 1 more); full
     # recomputation runs the forward's 2 again
     n_tp_collectives = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)
-    tp_all = np.where(tp > 1, mb * layers * n_tp_collectives * _ring(act, tp, bw_tp), 0.0)
+    tp_all = np.where(tp > 1, mb * layers * n_tp_collectives * ring_time(act, tp, bw_tp), 0.0)
     tp_comm = np.maximum(tp_all - mb * t_mb, 0.0) if tp_overlap else tp_all  # overlapped with the matmuls
     # ring attention passes this chip's K and V chunk (its TP rank's K/V heads) around the cp chips: forward,
     # and again with dK, dV in the backward; it hides behind the attention kernels only
@@ -237,8 +234,8 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     w_bytes, g_bytes, _ = bytes_per_param(optimizer)
     shards = dp * cp
     zero = np.asarray(zero_stage)
-    half = np.where(shards > 1, _ring(params * g_bytes, shards, bw_dp) / 2, 0.0)  # a reduce-scatter's time
-    gather_w = np.where(shards > 1, _ring(params * w_bytes, shards, bw_dp) / 2, 0.0)  # an all-gather of weights
+    half = np.where(shards > 1, ring_time(params * g_bytes, shards, bw_dp) / 2, 0.0)  # a reduce-scatter's time
+    gather_w = np.where(shards > 1, ring_time(params * w_bytes, shards, bw_dp) / 2, 0.0)  # an all-gather of weights
     # ZeRO-0: the all-reduce runs under the last micro-batch's backward; ZeRO-1: its reduce-scatter there, the
     # all-gather of the updated weights under the next step's first forward; ZeRO-2: gradients are sharded, so
     # every micro-batch reduce-scatters under its own backward; ZeRO-3 (FSDP) also gathers the weights for every
@@ -260,7 +257,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     dp_bytes = np.select([zero <= 1, zero == 2], [2 * ring * params * g_bytes,
                                                   mb * ring * params * g_bytes + ring * params * w_bytes],
                          mb * ring * params * (2 * w_bytes + g_bytes))
-    wire = {"tensor parallel": np.where(tp > 1, mb * layers * n_tp_collectives * 2 * (tp - 1) / tp * act, 0.0),
+    wire = {"tensor parallel": np.where(tp > 1, mb * layers * n_tp_collectives * ring_bytes(act, tp), 0.0),
             "context parallel": np.where(cp > 1, mb * layers * 3 * (cp - 1) * kv, 0.0),
             "pipeline sends": np.where(pp > 1, mb * 2 * act / tp, 0.0),
             "data parallel": np.where(shards > 1, dp_bytes, 0.0)}

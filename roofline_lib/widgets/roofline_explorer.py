@@ -10,17 +10,13 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter
 
-from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, format_axes, place_beside
+from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, RIDGE_SIDES, format_axes, place_beside
 from ..roofline.bounds import attainable_flops, bound_at
 from ..specs.hardware import get_accelerator, list_accelerators
 from .base import Explorer, eng, invalidate_background, log_slider, moving
 
 INTENSITY_RANGE = DEFAULT_INTENSITY_RANGE
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
-# Where a ridge label may sit, tried in order: below the flat roof, right of the ridge (nothing runs there
-# but the chip's own roof above it), a line lower, then left of the ridge above the roof.
-RIDGE_LABEL_SIDES = (((4, -4), "left", "top"), ((4, -16), "left", "top"), ((4, -28), "left", "top"),
-                     ((-4, 4), "right", "bottom"), ((-4, 16), "right", "bottom"))
 
 
 
@@ -46,8 +42,8 @@ class RoofAxes:
             self.achieved.append(ax.plot([], [], "--", color=colour, lw=1.2)[0])
             self.ridges.append(ax.plot([], [], "o", color=colour, ms=5)[0])
             self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points",
-                                                 xytext=RIDGE_LABEL_SIDES[0][0], ha=RIDGE_LABEL_SIDES[0][1],
-                                                 va=RIDGE_LABEL_SIDES[0][2], fontsize=8, color=colour))
+                                                 xytext=RIDGE_SIDES[0][0], ha=RIDGE_SIDES[0][1],
+                                                 va=RIDGE_SIDES[0][2], fontsize=8, color=colour))
             self.points.append(ax.plot([], [], "s", color=colour, ms=9, mec="black", zorder=5)[0])
         self.cursor = ax.axvline(1, color="0.35", ls=":", lw=1, zorder=4)
         # Direct labels instead of a legend: a legend re-packs its boxes on every draw.
@@ -116,7 +112,7 @@ class RoofAxes:
             taken.append(legend.get_window_extent(renderer))
         for label in self.ridge_labels:
             if label.get_text():
-                taken.append(place_beside(label, lines, taken, RIDGE_LABEL_SIDES))
+                taken.append(place_beside(label, lines, taken, RIDGE_SIDES))
         return before != [(label.get_position(), label.get_ha(), label.get_va()) for label in self.ridge_labels]
 
     def set_point(self, slot, intensity, throughput):
@@ -201,4 +197,4 @@ class RooflineExplorer(Explorer):
         return readout
 
 
-__all__ = ["chip_dtypes", "COLOURS", "INTENSITY_RANGE", "RIDGE_LABEL_SIDES", "RoofAxes", "RooflineExplorer"]
+__all__ = ["chip_dtypes", "COLOURS", "INTENSITY_RANGE", "RoofAxes", "RooflineExplorer"]
