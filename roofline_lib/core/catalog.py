@@ -75,9 +75,11 @@ class Entry:
         self.raw, self.where = raw, where
 
     def fail(self, field, problem):
+        """Raise the ValueError for ``field``: the file, the entry, the field, then ``problem``."""
         raise ValueError(f"{self.where}: field {field!r} {problem}")
 
     def require(self, fields):
+        """Raise for the first of ``fields`` the entry lacks."""
         for field in fields:
             if field not in self.raw:
                 self.fail(field, "is missing")
@@ -133,9 +135,12 @@ class Catalog:
         return self._items
 
     def names(self):
+        """Every item's name, once each (aliases left out), in the order of the files."""
         return list(dict.fromkeys(item.name for item in self.items().values()))
 
     def get(self, name):
+        """The item named ``name`` or one of its aliases (case, spaces, '-', '_' and '.' ignored); a ValueError naming
+        close matches and every known name otherwise."""
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"{self.kind} name must be a non-empty string, got {name!r}")
         items = self.items()

@@ -60,6 +60,9 @@ class Question:
 
 @dataclasses.dataclass(frozen=True)
 class Feedback:
+    """What ``check`` says about one answer: whether it is right, and the line shown (its repr, so a cell that ends with
+    ``check(...)`` prints it). True when correct; ``answered`` is False while the answer is still ``...``."""
+
     question_id: str
     correct: bool
     message: str
@@ -99,6 +102,7 @@ def questions(prefix=""):
 
 
 def get_question(question_id):
+    """The ``Question`` with this id ("05.decode_time_7b"); a ValueError naming close ids otherwise."""
     registry = _load_all()
     if question_id not in registry:
         import difflib

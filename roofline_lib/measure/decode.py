@@ -105,12 +105,15 @@ class DecodeModel:
         return out if self.lm_head is self.embed else out + [self.lm_head]
 
     def n_params(self):
+        """Elements of every weight tensor the step reads."""
         return sum(w.numel() for w in self.tensors())
 
     def weight_bytes(self):
+        """Bytes of every weight tensor the step reads, as allocated."""
         return sum(w.numel() * w.element_size() for w in self.tensors())
 
     def kv_bytes(self):
+        """Bytes of the K and V caches, as allocated."""
         return 2 * self.k_cache.numel() * self.k_cache.element_size()
 
     # ------------------------------------------------------------------ the arithmetic

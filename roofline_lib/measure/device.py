@@ -259,6 +259,8 @@ class DeviceProfile:
     date: str
 
     def summary(self):
+        """The measurement as printable lines: bandwidths, matmul peaks per dtype, launch costs, each with its
+        spread."""
         lines = [f"{self.info.name} ({self.device}, torch {self.torch_version}), measured {self.date}"]
         for kernel, bw in self.bandwidth.items():
             t = self.timings[f"stream {kernel}"]

@@ -73,6 +73,7 @@ class Trace:
 
     @property
     def busy(self):
+        """Seconds the device spent running kernels."""
         return float(self.durations.sum())
 
     @property
@@ -82,6 +83,7 @@ class Trace:
 
     @property
     def idle_fraction(self):
+        """Share of the whole time the device waited for work."""
         return self.idle / self.total
 
 

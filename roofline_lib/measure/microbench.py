@@ -69,14 +69,17 @@ class Timing:
 
     @property
     def median(self):
+        """The median of the samples, seconds."""
         return float(np.median(self.samples))
 
     @property
     def min(self):
+        """The fastest sample, seconds."""
         return float(np.min(self.samples))
 
     @property
     def max(self):
+        """The slowest sample, seconds."""
         return float(np.max(self.samples))
 
     @property
@@ -211,15 +214,19 @@ class StreamKernels:
             add(a, b, out=a)
 
     def copy(self):
+        """STREAM copy, c = a, over every thread's part of the arrays."""
         list(self.pool.map(self._copy_part, range(len(self.parts))))
 
     def add(self):
+        """STREAM add, c = a + b, over every thread's part of the arrays."""
         list(self.pool.map(self._add_part, range(len(self.parts))))
 
     def triad(self):
+        """STREAM triad, a = b + s c, over every thread's part of the arrays."""
         list(self.pool.map(self._triad_part, range(len(self.parts))))
 
     def close(self):
+        """Stop the threads and let the arrays go."""
         self.pool.shutdown()
         self.a = self.b = self.c = self.blocks = None
 

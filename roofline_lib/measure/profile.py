@@ -82,6 +82,7 @@ class MachineProfile:
                                    mem_bandwidth=self.cache_bandwidth)
 
     def summary(self):
+        """The measurement as printable lines: load, bandwidths, matmul peaks and overhead, each with its spread."""
         load = ("no load average on this platform" if self.load_average[0] is None else
                 f"1-min load {self.load_average[0]:.2f} -> {self.load_average[1]:.2f}")
         lines = [f"{self.accelerator.name}: {self.platform}, {self.threads} threads, {self.seconds:.1f} s, {load}"]

@@ -194,6 +194,7 @@ class DeviceRecord:
 
     @property
     def name(self):
+        """The device's name as torch reports it."""
         return self.data["device"]["name"]
 
     @property
@@ -213,6 +214,7 @@ class DeviceRecord:
 
     @property
     def decodes(self):
+        """The decode steps timed, each a table of its settings, times and bounds."""
         return self.data.get("decode", [])
 
     def problems(self):
@@ -239,6 +241,8 @@ class DeviceRecord:
 
 
 def load_record(path):
+    """A ``DeviceRecord`` from a file ``python -m roofline_lib.measure.record`` wrote; a ValueError naming the file
+    where it is not one."""
     path = pathlib.Path(path)
     with open(path, "rb") as f:
         data = tomllib.load(f)
@@ -276,6 +280,8 @@ def _summary(rec):
 
 
 def main(argv=None):
+    """``python -m roofline_lib.measure.record``: measure this device and a model's decode steps, write the record; exit
+    1 on a problem found, 2 where nothing could be measured."""
     ap = argparse.ArgumentParser(prog="python -m roofline_lib.measure.record", description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default=None, help="cuda, cuda:N, mps or cpu (default: the first torch can use)")
     ap.add_argument("--quick", action="store_true", help="fewer sizes and repeats, one decode step")

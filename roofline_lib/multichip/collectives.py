@@ -58,6 +58,7 @@ def ring_allreduce_bytes(message_bytes, n_chips):
 
 
 def ring_allreduce_bytes_unchecked(message_bytes, n):
+    """``ring_allreduce_bytes`` for checked sizes (``n`` may be an array)."""
     return 2 * _allgather_bytes(message_bytes, n)
 
 
@@ -401,14 +402,12 @@ def custom_allreduce_time(message_bytes, n_gpus, link_bandwidth, latency=CUSTOM_
 
 
 __all__ = [
-    "allgather_bytes", "allreduce_time_on", "allreduce_time_on_topology_unchecked", "allreduce_time_on_unchecked",
-    "alltoall_bytes", "alltoall_time_on", "canonical_link", "CUSTOM_ALLREDUCE_LATENCY_S", "custom_allreduce_time",
-    "CUSTOM_ALLREDUCE_WORLD_SIZES", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes",
-    "nccl_allreduce", "NCCL_BASE_LATENCY", "NCCL_BASE_LATENCY_US", "NCCL_HW_LATENCY_US", "NCCL_LINK_SHARE",
-    "nccl_link_share", "NCCL_LL_MAX_NODES", "NCCL_NET_OVERHEAD_US", "NCCL_NET_SHARE", "NCCL_NVLINK_SHARE",
-    "NCCL_PROTOCOLS", "NCCL_RING_PLATEAU", "NCCL_RING_SHARE", "NCCL_STEP_LATENCY", "NCCL_TREE_CORRECTION",
-    "NCCL_TREE_LL128_SHARE_NODES", "NCCL_TREE_SHARE", "NcclChoice", "reduce_scatter_bytes", "ring_allreduce_bytes",
-    "ring_allreduce_bytes_unchecked", "ring_allreduce_steps", "ring_allreduce_time", "send_time_on",
-    "tensor_parallel_matmul_bytes", "transfer_time", "weight_gathered_crossover_tokens",
-    "weight_gathered_layer_bytes",
+    "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "canonical_link",
+    "CUSTOM_ALLREDUCE_LATENCY_S", "custom_allreduce_time", "CUSTOM_ALLREDUCE_WORLD_SIZES", "LINK_ALIASES",
+    "link_bandwidth", "LINKS", "megatron_layer_bytes", "nccl_allreduce", "NCCL_BASE_LATENCY", "NCCL_BASE_LATENCY_US",
+    "NCCL_HW_LATENCY_US", "NCCL_LINK_SHARE", "nccl_link_share", "NCCL_LL_MAX_NODES", "NCCL_NET_OVERHEAD_US",
+    "NCCL_NET_SHARE", "NCCL_NVLINK_SHARE", "NCCL_PROTOCOLS", "NCCL_RING_PLATEAU", "NCCL_RING_SHARE",
+    "NCCL_STEP_LATENCY", "NCCL_TREE_CORRECTION", "NCCL_TREE_LL128_SHARE_NODES", "NCCL_TREE_SHARE", "NcclChoice",
+    "reduce_scatter_bytes", "ring_allreduce_bytes", "ring_allreduce_steps", "ring_allreduce_time", "send_time_on",
+    "tensor_parallel_matmul_bytes", "transfer_time", "weight_gathered_crossover_tokens", "weight_gathered_layer_bytes"
 ]

@@ -73,18 +73,22 @@ class MultiChipEstimate:
 
     @property
     def terms(self):
+        """{"compute": t_math, "memory": t_mem, "communication": t_comm}, seconds per chip."""
         return {"compute": self.t_math, "memory": self.t_mem, "communication": self.t_comm}
 
     @property
     def overlapped(self):
+        """The largest term (plus idle time): compute, memory and communication fully overlapped."""
         return np.maximum(np.maximum(self.t_math, self.t_mem), self.t_comm) + self.t_idle
 
     @property
     def sequential(self):
+        """The sum of the terms (plus idle time): nothing overlapped."""
         return self.t_math + self.t_mem + self.t_comm + self.t_idle
 
     @property
     def exposed(self):
+        """max(t_math, t_mem) + t_comm (plus idle time): kernels overlap, communication waits."""
         return np.maximum(self.t_math, self.t_mem) + self.t_comm + self.t_idle
 
     @property
@@ -113,6 +117,7 @@ class MultiChipEstimate:
 
     @property
     def fits(self):
+        """Whether one chip's weights and KV cache fit in its usable memory."""
         return np.asarray(self.memory_per_chip) <= self.usable_memory
 
     def mean(self):

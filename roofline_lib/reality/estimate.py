@@ -139,6 +139,7 @@ class Terms:
 
     @property
     def total(self):
+        """The estimate, seconds: the sum of the terms."""
         return sum(getattr(self, n) for n in TERM_NAMES)
 
     def shares(self):

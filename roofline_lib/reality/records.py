@@ -119,6 +119,7 @@ class Record:
 
     @property
     def replicas(self):
+        """Copies of the model the record's chips hold (n_chips / replica_chips)."""
         return self.n_chips // self.replica_chips
 
 
@@ -230,10 +231,12 @@ class Comparison:
 
     @property
     def source(self):
+        """Where the record was published."""
         return self.record.source
 
     @property
     def id(self):
+        """The record's id in data/measurements/."""
         return self.record.id
 
     @property

@@ -59,6 +59,7 @@ class Estimate:
 
     @property
     def lower(self):
+        """max(t_math, t_mem): compute and memory traffic fully overlapped, a lower bound on the time."""
         return np.maximum(self.t_math, self.t_mem)
 
     @property

@@ -102,6 +102,7 @@ class Workload:
                                              p.kind) for p in self.parts])
 
     def renamed(self, name):
+        """The same workload (FLOPs, bytes, parts) under another name."""
         return Workload.trusted(name, self.flops, self.bytes, self.dtype, self.parts, self.category, self.kind)
 
     def __repr__(self):

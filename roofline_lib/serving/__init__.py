@@ -13,10 +13,8 @@ from .requests import (
     best_batch_under_slo,
     capacity,
     continuous,
-    continuous_unchecked,
     cost_per_million,
     request,
-    request_unchecked,
 )
 from .techniques import (
     DEFAULT_PAGE_TOKENS,
@@ -37,9 +35,8 @@ from .techniques import (
 
 __all__ = [
     "batch_for_rate", "BatchingComparison", "queueing", "best_batch_under_slo", "capacity", "chunked_prefill",
-    "continuous",
-    "continuous_unchecked", "ContinuousBatching", "cost_per_million", "decode_lines", "decode_time",
-    "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated", "expected_tokens_per_verify", "kv_fit", "KVFit",
-    "MixedStep", "prefix_cache", "PrefixCache", "request", "request_unchecked", "RequestEstimate",
-    "Speculative", "speculative", "static_vs_continuous", "sum_max_affine", "weight_bytes_read"
+    "continuous", "ContinuousBatching", "cost_per_million", "decode_lines", "decode_time", "DEFAULT_PAGE_TOKENS",
+    "Disaggregated", "disaggregated", "expected_tokens_per_verify", "kv_fit", "KVFit", "MixedStep", "prefix_cache",
+    "PrefixCache", "request", "RequestEstimate", "Speculative", "speculative", "static_vs_continuous",
+    "sum_max_affine", "weight_bytes_read"
 ]

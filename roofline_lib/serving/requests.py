@@ -81,10 +81,12 @@ class RequestEstimate:
 
     @property
     def tpot(self):
+        """Time per output token: the decode time over the output tokens, seconds."""
         return self.decode_time / self.output_len
 
     @property
     def e2e(self):
+        """End-to-end latency: TTFT plus every decode step, seconds."""
         return self.ttft + self.decode_time
 
     @property
@@ -94,6 +96,7 @@ class RequestEstimate:
 
     @property
     def throughput_per_chip(self):
+        """Output tokens per second of one chip."""
         return self.throughput / self.n_chips
 
     @property
@@ -103,6 +106,7 @@ class RequestEstimate:
 
     @property
     def fits(self):
+        """Whether weights and KV cache fit in one chip's usable memory."""
         return np.asarray(self.memory_per_chip) <= self.usable_memory
 
     def cost_per_million_tokens(self, price_per_chip_hour, tokens="output"):
@@ -168,8 +172,18 @@ class ContinuousBatching:
     rate: object  # requests per second that keep `batch` in flight
     chunked: bool
 
+    def __repr__(self):
+        r = self.request
+        if np.ndim(self.tpot) or np.ndim(r.batch):
+            return f"ContinuousBatching({r.model!r} on {r.hw.name}, array {np.shape(self.tpot * r.batch)})"
+        return (f"ContinuousBatching({r.model!r} on {r.n_chips} x {r.hw.name}, batch {r.batch:g}, P={r.prompt_len:g}, "
+                f"O={r.output_len:g}{', chunked' if self.chunked else ''}: {self.rate:.4g} requests/s, TPOT "
+                f"{self.tpot * 1e3:.4g} ms, e2e {self.e2e:.4g} s, {self.throughput:.4g} tok/s, "
+                f"{'fits' if self.fits else 'does NOT fit'})")
+
     @property
     def batch(self):
+        """Sequences decoding at once."""
         return self.request.batch
 
     @property
@@ -179,6 +193,8 @@ class ContinuousBatching:
 
     @property
     def e2e(self):
+        """End-to-end latency of one request in the running batch: its prefill, then output_len steps at the batch's
+        TPOT."""
         return self.t_prefill + self.request.output_len * self.tpot
 
     @property
@@ -188,13 +204,16 @@ class ContinuousBatching:
 
     @property
     def throughput_per_chip(self):
+        """Output tokens per second of one chip."""
         return self.throughput / self.request.n_chips
 
     @property
     def fits(self):
+        """Whether the batch's weights and KV cache fit in one chip's usable memory."""
         return self.request.fits
 
     def cost_per_million_tokens(self, price_per_chip_hour):
+        """Dollars per million output tokens at ``price_per_chip_hour`` (``cost_per_million``)."""
         return cost_per_million(price_per_chip_hour, self.request.n_chips, self.throughput)
 
 
@@ -294,6 +313,6 @@ def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked
 
 
 __all__ = [
-    "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "continuous_unchecked",
-    "ContinuousBatching", "cost_per_million", "request", "request_unchecked", "RequestEstimate",
+    "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "ContinuousBatching", "cost_per_million",
+    "request", "RequestEstimate"
 ]

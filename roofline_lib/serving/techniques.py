@@ -44,20 +44,25 @@ def _time(w, hw):
 
 @dataclasses.dataclass(frozen=True)
 class BatchingComparison:
+    """The same requests served in static batches and with continuous batching: output tokens and seconds each way."""
+
     tokens: float  # output tokens of all the requests
     static_s: float  # seconds to serve them in static batches
     continuous_s: float  # seconds with continuous batching
 
     @property
     def static_throughput(self):
+        """Output tokens per second with static batches."""
         return self.tokens / self.static_s
 
     @property
     def continuous_throughput(self):
+        """Output tokens per second with continuous batching."""
         return self.tokens / self.continuous_s
 
     @property
     def gain(self):
+        """How many times faster continuous batching serves the requests."""
         return self.static_s / self.continuous_s
 
 
@@ -94,6 +99,9 @@ def static_vs_continuous(model, hw, batch, prompt_len, output_lens, *, weight_dt
 
 @dataclasses.dataclass(frozen=True)
 class KVFit:
+    """The KV cache's room on a chip, contiguous against paged: bytes free, bytes per position, and the positions each
+    sequence uses and reserves each way."""
+
     free_bytes: float  # usable memory less the weights: what the KV cache may take
     bytes_per_position: float  # KV cache of one position of one sequence
     used_positions: float  # mean positions a sequence really holds
@@ -105,10 +113,12 @@ class KVFit:
 
     @property
     def contiguous_batch(self):
+        """Sequences that fit when each reserves its maximum length contiguously."""
         return self._batch(self.contiguous_positions)
 
     @property
     def paged_batch(self):
+        """Sequences that fit when each holds whole pages of what it uses."""
         return self._batch(self.paged_positions)
 
     @property
@@ -118,6 +128,7 @@ class KVFit:
 
     @property
     def paged_waste(self):
+        """Share of the reserved positions a paged sequence leaves empty (its last page's unused part)."""
         return 1 - self.used_positions / self.paged_positions
 
 
@@ -144,6 +155,9 @@ def kv_fit(model, hw, lengths, max_len, *, page_tokens=DEFAULT_PAGE_TOKENS, weig
 
 @dataclasses.dataclass(frozen=True)
 class MixedStep:
+    """Chunked prefill: a decode step alone and with a prompt chunk riding along (weights read once), their times, and
+    the prompt's prefill alone."""
+
     decode: Workload  # the decode step alone
     mixed: Workload  # decode + the prompt chunk, weights read once
     t_decode: object
@@ -153,6 +167,7 @@ class MixedStep:
 
     @property
     def ttft_chunked(self):
+        """Time to first token when the prompt goes in chunks, one per mixed step."""
         return self.chunks * self.t_mixed
 
     @property
@@ -203,6 +218,9 @@ def _tokens_per_verify(a, k):
 
 @dataclasses.dataclass(frozen=True)
 class Speculative:
+    """Speculative decoding: an ordinary decode step, the target model's verify step over k + 1 positions, the draft's
+    steps, and the tokens a verify step yields on average."""
+
     plain: Workload  # one ordinary decode step
     verify: Workload  # the target model over k + 1 positions
     t_plain: object
@@ -212,14 +230,17 @@ class Speculative:
 
     @property
     def time_per_token(self):
+        """Seconds per generated token: (verify + draft) / expected tokens per verify step."""
         return (self.t_verify + self.t_draft) / self.tokens_per_step
 
     @property
     def speedup(self):
+        """How many times faster than plain decoding."""
         return self.t_plain / self.time_per_token
 
     @property
     def intensity_ratio(self):
+        """The verify step's intensity over a plain decode step's: the same weights read for k + 1 positions."""
         return self.verify.intensity / self.plain.intensity
 
 
@@ -248,6 +269,9 @@ def speculative(model, hw, batch, context, k, acceptance, *, draft_model=None, w
 
 @dataclasses.dataclass(frozen=True)
 class PrefixCache:
+    """Prefix caching: the prompt prefilled whole (cold) and with its shared prefix read from the cache (warm), their
+    TTFTs, and the KV bytes one shared copy saves."""
+
     cold: Workload  # the whole prompt prefilled
     warm: Workload  # only the request's own tokens, the shared prefix read from the cache
     ttft_cold: object
@@ -256,6 +280,7 @@ class PrefixCache:
 
     @property
     def flops_saved(self):
+        """Share of the prefill's FLOPs the cached prefix saves."""
         return 1 - self.warm.flops / self.cold.flops
 
 
@@ -278,6 +303,9 @@ def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", 
 
 @dataclasses.dataclass(frozen=True)
 class Disaggregated:
+    """Prefill and decode on separate pools of chips: each pool's time per request, the chips each keeps busy at the
+    arrival rate, and the KV cache sent between them."""
+
     prefill_chip: str
     decode_chip: str
     t_prefill: object  # chip-seconds of prefill per request

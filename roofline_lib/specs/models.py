@@ -113,6 +113,7 @@ class Model:
 
     @property
     def moe_layers(self):
+        """Layers with a mixture-of-experts MLP (every layer but the dense ones)."""
         return self.num_layers - self.dense_layers
 
     @property

@@ -156,11 +156,13 @@ class TrainingMemory:
 
     @property
     def model_states(self):
+        """Weights, gradients and optimizer states: bytes per chip."""
         return self.weights + self.grads + self.optimizer
 
 
 def memory_unchecked(m, b, s, *, zero_stage, dp, tp, pp, cp, sp, recompute, flash, optimizer, microbatches,
                      virtual_stages, dropout):
+    """``memory`` for a Model and checked sizes (what ``train_step`` calls; the layout may be arrays)."""
     w, g, o = bytes_per_param(optimizer)
     params = m.n_params / (tp * pp)
     shards = dp * cp
@@ -196,5 +198,7 @@ def memory(model, micro_batch, seq_len, *, zero_stage=0, dp=1, tp=1, pp=1, cp=1,
                             optimizer=optimizer, microbatches=mb, virtual_stages=v, dropout=bool(dropout))
 
 
-__all__ = ["OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer", "bytes_per_param",
-           "memory", "memory_unchecked", "update_bytes_per_param"]
+__all__ = [
+    "OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer", "bytes_per_param", "memory",
+    "update_bytes_per_param"
+]

@@ -259,6 +259,7 @@ class TrainingComparison:
 
     @property
     def id(self):
+        """The record's id in data/training/."""
         return self.record.id
 
     @property
@@ -269,6 +270,8 @@ class TrainingComparison:
 
 
 def compare(rec):
+    """One published training record beside its bound and estimate: a ``TrainingComparison`` (MFU in the causal and full
+    counts, and against the bf16 peak)."""
     hw = get_accelerator(rec.chip)
     measured = float(rec.measured_tokens_per_s_per_chip)
     causal, full = (_course(rec.model, rec.seq_len, c, "none") for c in (True, False))

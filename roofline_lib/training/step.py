@@ -177,8 +177,19 @@ class TrainStep:
     config: dict
     bytes_sent: dict = dataclasses.field(default_factory=dict)
 
+    def __repr__(self):
+        c = self.config
+        layout = f"tp {c['tp']}, pp {c['pp']}, cp {c['cp']}, dp {c['dp']}, ZeRO-{c['zero_stage']}"
+        if np.ndim(self.step_time_s):
+            return f"TrainStep({c['n_chips']} chips, {layout}: array {np.shape(self.step_time_s)})"
+        return (f"TrainStep({c['n_chips']} chips of {c['topology']}, {layout}: step {float(self.step_time_s):.4g} s, "
+                f"{float(self.tokens_per_s_per_chip):.4g} tokens/s per chip, MFU {float(self.mfu):.1%}, "
+                f"{self.binding}-bound, {self.memory.total / 1e9:.4g} GB per chip, "
+                f"{'fits' if self.fits else 'does NOT fit'})")
+
     @property
     def binding(self):
+        """The name of the largest term (an array of names for array inputs)."""
         names = list(self.terms)
         stacked = np.stack([np.broadcast_to(self.terms[n], np.shape(self.step_time_s)) for n in names])
         which = np.argmax(stacked, axis=0)
@@ -209,6 +220,8 @@ def _layout(topology, tp, cp, dp, pp):
 
 def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, cp, zero_stage,
                          recompute, sp, virtual_stages, precision, optimizer, flash_attention=True, tp_overlap=True):
+    """``train_step`` for a Model, an Accelerator, a Topology and a checked layout (what ``search`` calls with
+    arrays)."""
     compute = PRECISIONS[precision]
     s = seq_len
     dp = n_chips // (tp * pp * cp)
@@ -351,6 +364,9 @@ class SearchResult:
     def __len__(self):
         return len(self.step_time_s)
 
+    def __repr__(self):
+        return f"SearchResult({len(self)} configurations, {int(np.sum(self.fits))} fit; .best(k) for the fastest)"
+
     def best(self, k=5):
         """The ``k`` fastest configurations that fit, as dicts (config, step time, tokens/s/chip, MFU, GB)."""
         order = [i for i in np.argsort(self.step_time_s) if self.fits[i]][:k]
@@ -416,6 +432,7 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
                         np.concatenate(out["mfu"]), np.concatenate(out["mem"]), np.concatenate(out["fits"]))
 
 
-__all__ = ["FLASH_BACKWARD", "PRECISIONS", "SearchResult", "TOPOLOGY_FOR_CHIP", "TrainStep",
-           "critical_tokens_per_chip", "pipeline_bubble", "search", "step_time_split", "step_workload",
-           "train_step", "train_step_unchecked"]
+__all__ = [
+    "FLASH_BACKWARD", "PRECISIONS", "SearchResult", "TOPOLOGY_FOR_CHIP", "TrainStep", "critical_tokens_per_chip",
+    "pipeline_bubble", "search", "step_time_split", "step_workload", "train_step"
+]

@@ -171,9 +171,12 @@ class LayeredFigure(Figure):
         self._background = None
 
     def invalidate_background(self):
+        """Forget the cached static layer: the next draw renders everything again."""
         self._background = None
 
     def draw(self, renderer):
+        """Draw the figure: the cached static layer, then only the moving artists (a full draw when saving, or when
+        nothing is cached)."""
         canvas_renderer = getattr(self.canvas, "renderer", None)
         if (not self.moving or self.canvas.is_saving()  # savefig may draw with drawing switched off
                 or not isinstance(renderer, RendererAgg) or renderer is not canvas_renderer):
@@ -287,9 +290,12 @@ class Explorer:
 
     # -- for subclasses
     def build(self):
+        """Make the figure's axes and artists once; list the ones ``update`` moves in ``self.fig.moving``."""
         raise NotImplementedError
 
     def update(self, **values):
+        """Move the artists to the controls' ``values`` and return {label: text} for the readout; a ValueError for
+        values the explorer cannot show."""
         raise NotImplementedError
 
     def laid_out(self):
@@ -297,6 +303,7 @@ class Explorer:
 
     # -- shared wiring
     def values(self):
+        """{control name: its value}: what ``update`` is called with."""
         return {name: control.value for name, control in self.controls.items()}
 
     def _render_readout(self, numbers):

@@ -123,6 +123,7 @@ class RoofAxes:
             self.points[slot].set_data([intensity], [throughput])
 
     def set_cursor(self, intensity):
+        """Move the vertical cursor to ``intensity`` (FLOP/byte)."""
         self.cursor.set_xdata([intensity, intensity])
 
 

@@ -27,6 +27,7 @@ BATCH_TOKENS = {"4M tokens": 2**22, "8M tokens": 2**23, "16M tokens": 2**24}
 
 
 def dense_models():
+    """Models with step shapes and no mixture of experts (what the training step covers)."""
     return [n for n in list_models(with_steps=True) if get_model(n).moe is None]
 
 
@@ -38,11 +39,15 @@ def nice_end(x):
 
 
 def toggles(description, options, value, button="44px"):
+    """A row of toggle buttons with a description and a button width."""
     return ipywidgets.ToggleButtons(options=options, value=value, description=description,
                                     style={"description_width": "initial", "button_width": button})
 
 
 class TrainingExplorer(Explorer):
+    """Chapter 13's explorer: one training step's terms on n chips, for a model, a chip, a global batch and a parallel
+    layout (tp, pp, cp, ZeRO stage, recomputation)."""
+
     def __init__(self, model="Llama-3.1-70B", chip="H100 SXM5", n_chips=1024, seq_len=2**13, batch_tokens=2**24,
                  tp=8, pp=4, cp=1, micro_batch=1, zero_stage=1, recompute="selective"):
         dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="270px"))
