@@ -50,6 +50,8 @@ def eng(value, unit="", places=3):
 
     At most ``places`` decimals, trailing zeros trimmed: eng(2.5e12, "FLOP/s") -> '2.5 TFLOP/s',
     eng(1.2345e-5, "s") -> '12.345 µs', eng(0, "B") -> '0 B'. Not finite: 'inf s', 'nan s'.
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb).
     """
     x = _number(value)
     if not math.isfinite(x):
@@ -71,17 +73,24 @@ def eng(value, unit="", places=3):
 
 
 def seconds(value, places=3):
-    """A time: seconds(3.2e-5) -> '32 µs'."""
+    """A time: seconds(3.2e-5) -> '32 µs'.
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 04, 05, 06, 07, 08, 09, 10,
+    11."""
     return eng(value, "s", places)
 
 
 def nbytes(value, places=3):
-    """A size in decimal bytes: nbytes(141e9) -> '141 GB'."""
+    """A size in decimal bytes: nbytes(141e9) -> '141 GB'.
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 03, 04, 05, 06, 09, 10, 11."""
     return eng(value, "B", places)
 
 
 def gib(value, places=1):
-    """A size in binary gibibytes, as nvidia-smi and the OS report memory: gib(2**30 * 80) -> '80 GiB'."""
+    """A size in binary gibibytes, as nvidia-smi and the OS report memory: gib(2**30 * 80) -> '80 GiB'.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     x = _number(value) / GIB
     text = f"{x:.{places}f}"
     if "." in text:
@@ -90,12 +99,16 @@ def gib(value, places=1):
 
 
 def flop_rate(value, places=3):
-    """FLOP/s: flop_rate(989e12) -> '989 TFLOP/s'."""
+    """FLOP/s: flop_rate(989e12) -> '989 TFLOP/s'.
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 03, 04, 06."""
     return eng(value, "FLOP/s", places)
 
 
 def byte_rate(value, places=3):
-    """Bytes per second (decimal, as bandwidth is quoted): byte_rate(4.8e12) -> '4.8 TB/s'."""
+    """Bytes per second (decimal, as bandwidth is quoted): byte_rate(4.8e12) -> '4.8 TB/s'.
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 04, 09, 10."""
     return eng(value, "B/s", places)
 
 
@@ -107,7 +120,9 @@ def scale(prefix):
 
 
 def in_units(value, prefix):
-    """``value`` (SI base units) expressed with ``prefix``: in_units(4.8e12, "T") -> 4.8. Vectorised."""
+    """``value`` (SI base units) expressed with ``prefix``: in_units(4.8e12, "T") -> 4.8. Vectorised.
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 05, 06, 09, 10, 11."""
     return value / scale(prefix)
 
 

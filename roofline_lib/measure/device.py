@@ -58,7 +58,9 @@ def _torch():
 
 
 def torch_status():
-    """None where PyTorch imports, else the reason it does not and what to install (for a notebook to print)."""
+    """None where PyTorch imports, else the reason it does not and what to install (for a notebook to print).
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb); also used in chapter 08."""
     try:
         _torch()
     except ModuleNotFoundError as exc:
@@ -207,7 +209,9 @@ class SyncTimer:
 
 def time_on_device(fn, timer, *, repeats=7, warmup=2, flush=None):
     """A ``Timing`` of ``fn``: ``warmup`` untimed calls, then ``repeats`` timed ones, each after ``flush()``
-    (outside the timed region). Raises ValueError if the timer gives a non-positive time."""
+    (outside the timed region). Raises ValueError if the timer gives a non-positive time.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     for _ in range(warmup):
         fn()
     samples = []
@@ -223,7 +227,9 @@ def time_on_device(fn, timer, *, repeats=7, warmup=2, flush=None):
 
 
 def timer_for(device, torch=None):
-    """The timer ``measure_device`` uses on ``device``: CUDA events on a GPU, synchronize + perf_counter elsewhere."""
+    """The timer ``measure_device`` uses on ``device``: CUDA events on a GPU, synchronize + perf_counter elsewhere.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     return _timer(torch or _torch(), device)
 
 
@@ -298,7 +304,9 @@ def _matmul_inputs(torch, dtype, n, device):
 
 def measure_device(device=None, quick=False):
     """Measure ``device`` (None: cuda, else mps, else cpu) with PyTorch: a ``DeviceProfile`` whose
-    ``.accelerator`` drops into every chapter that takes a chip (module docstring for the methods)."""
+    ``.accelerator`` drops into every chapter that takes a chip (module docstring for the methods).
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     torch = _torch()
     device = pick_device(device, torch)
     info = device_info(device, torch)
@@ -348,7 +356,9 @@ def measure_device(device=None, quick=False):
 
 def launch_costs(device=None, quick=True):
     """Only the launch measurement of ``measure_device``: ({"issue", "round trip"} seconds per launch, {"eager",
-    "graph"} seconds per kernel of a chain on CUDA or {}, {what was skipped: why})."""
+    "graph"} seconds per kernel of a chain on CUDA or {}, {what was skipped: why}).
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb)."""
     torch = _torch()
     device = pick_device(device, torch)
     skipped = {}

@@ -115,6 +115,8 @@ def time_kernel(fn, *args, repeats=7, warmup=1, number=None, min_sample_time=2e-
     chosen so a sample lasts at least ``min_sample_time`` (the clock's resolution and a single
     call's jitter then stop mattering). Positional array arguments are the inputs and must not be
     all zeros; pass output buffers as keywords (``out=``), they are not checked.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb); also used in chapter 08.
     """
     if not callable(fn):
         raise ValueError(f"time_kernel needs a callable, got {type(fn).__name__}")
@@ -238,6 +240,8 @@ def horner(x, degree, out, block=1 << 14):
     grow with ``degree`` (exactly one multiply and one add per degree and element, starting
     from y = 1, so ``horner_flops`` is the count executed): the knob of the "raise the FLOPs
     at fixed bytes" experiment.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb).
     """
     degree = int(degree)
     if degree < 1:
@@ -253,7 +257,9 @@ def horner(x, degree, out, block=1 << 14):
 
 
 def horner_flops(n, degree):
-    """FLOPs of ``horner`` over n elements: one multiply and one add per degree and element."""
+    """FLOPs of ``horner`` over n elements: one multiply and one add per degree and element.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     return 2.0 * degree * n
 
 
@@ -262,6 +268,8 @@ def strided_bytes(n, stride, itemsize=8, line=64):
 
     Memory moves whole cache lines: reading with stride s fetches min(s * itemsize, line)
     bytes per element used, so a stride is a knob that raises the bytes at fixed FLOPs.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb).
     """
     if stride < 1 or n <= 0:
         raise ValueError(f"stride must be >= 1 and n > 0, got stride={stride}, n={n}")

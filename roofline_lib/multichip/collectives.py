@@ -53,6 +53,8 @@ def ring_allreduce_bytes(message_bytes, n_chips):
 
     A reduce-scatter (n - 1 steps) followed by an all-gather (n - 1 steps), each step
     sending one shard of message/n to the next chip in the ring.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb).
     """
     return 2 * allgather_bytes(message_bytes, n_chips)
 
@@ -126,7 +128,9 @@ def tensor_parallel_matmul_bytes(M, N, K, n_chips, bytes_per_element=2, layout="
 def megatron_layer_bytes(tokens, hidden, n_chips, bytes_per_element=2):
     """Bytes each chip sends per transformer layer with Megatron tensor parallelism
     (activations move, weights stay): two all-reduces of the [tokens, hidden] activations,
-    one after attention, one after the MLP."""
+    one after attention, one after the MLP.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     message = positive("tokens", tokens) * positive("hidden", hidden) * positive("bytes_per_element",
                                                                                    bytes_per_element)
     return 2 * ring_allreduce_bytes(message, n_chips)
@@ -134,14 +138,18 @@ def megatron_layer_bytes(tokens, hidden, n_chips, bytes_per_element=2):
 
 def weight_gathered_layer_bytes(layer_params, n_chips, bytes_per_element=2):
     """Bytes each chip sends per layer when the weights move instead (all-gather of the
-    layer's weights, activations stay put): independent of the number of tokens."""
+    layer's weights, activations stay put): independent of the number of tokens.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     return allgather_bytes(positive("layer_params", layer_params) * positive("bytes_per_element",
                                                                              bytes_per_element), n_chips)
 
 
 def weight_gathered_crossover_tokens(layer_params, hidden):
     """Tokens per step above which gathering weights moves fewer bytes than moving activations:
-    4 T h (n-1)/n = P (n-1)/n  ->  T = P / (4 h), whatever the chip count."""
+    4 T h (n-1)/n = P (n-1)/n  ->  T = P / (4 h), whatever the chip count.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     return positive("layer_params", layer_params) / (4 * positive("hidden", hidden))
 
 
@@ -198,7 +206,9 @@ def allreduce_time_on(hw, link, message_bytes, n_chips):
     """An all-reduce of ``message_bytes`` over n of ``hw``'s chips on ``link`` (one node, each chip with its own
     link), by NCCL's model: the cheapest of rings and trees in LL, LL128 and Simple, at NCCL's own share of the
     per-direction bandwidth (``NCCL_LINK_SHARE``). No NVLS and no shared switches: a system's wiring is a
-    topology (``nccl_allreduce``). ``link`` may also be a Topology; 0 on one chip."""
+    topology (``nccl_allreduce``). ``link`` may also be a Topology; 0 on one chip.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     return allreduce_time_on_unchecked(hw, link, positive("message_bytes", message_bytes), int(_chips(n_chips)))
 
 
@@ -338,7 +348,9 @@ def _nccl_options(message, n, bus, link, nodes=1, nic=None, nvls_bus=None, ll_ma
 def nccl_allreduce(message_bytes, n_gpus, topology):
     """NCCL's own prediction of an all-reduce of ``message_bytes`` over ``n_gpus`` GPUs of ``topology`` (a name
     from ``data/topologies.toml`` or a Topology): as many nodes as it takes, rings and trees in each protocol,
-    NVLS where the switch has it; the cheapest wins (``NcclChoice``). One GPU: nothing to do."""
+    NVLS where the switch has it; the cheapest wins (``NcclChoice``). One GPU: nothing to do.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     t = get_topology(topology)
     n = int(_chips(n_gpus))
     message = float(positive("message_bytes", message_bytes))
@@ -383,7 +395,9 @@ CUSTOM_ALLREDUCE_LATENCY_S = 5.8e-6
 def custom_allreduce_time(message_bytes, n_gpus, link_bandwidth, latency=CUSTOM_ALLREDUCE_LATENCY_S):
     """An engine's custom all-reduce over an all-to-all NVLink node (byte/s per GPU and direction):
     one-shot = latency + (n - 1) x message / bandwidth (every peer's whole buffer read) below vLLM's thresholds,
-    else two-shot = 2 x latency + 2 (n - 1)/n x message / bandwidth. ValueError for a world size it refuses."""
+    else two-shot = 2 x latency + 2 (n - 1)/n x message / bandwidth. ValueError for a world size it refuses.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     n = int(_chips(n_gpus))
     if n == 1:
         return 0.0

@@ -194,7 +194,9 @@ def _record(path, source, r):
 
 
 def published_measurements(directory=MEASUREMENT_DIR):
-    """Every record in ``directory`` (default ``data/measurements/``), file by file."""
+    """Every record in ``directory`` (default ``data/measurements/``), file by file.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     records = [rec for path in sorted(pathlib.Path(directory).glob("*.toml")) for rec in load_measurements(path)]
     seen = set()
     for rec in records:
@@ -278,7 +280,9 @@ def _largest_batch(rec):
 
 
 def compare(rec):
-    """One record against the course's lower bound for the same work (see the module docstring)."""
+    """One record against the course's lower bound for the same work (see the module docstring).
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     chip = get_accelerator(rec.chip)
     # Where the engine picked the batch: for throughput the largest batch that fits (within the engine's
     # published limit) gives the lowest time per token, and for a latency (TTFT, time per token) batch 1
@@ -321,7 +325,9 @@ def _in_flight(rec, measured, batch):
 
 
 def measured_vs_predicted(records=None):
-    """One Comparison per published record (default: every file in ``data/measurements/``)."""
+    """One Comparison per published record (default: every file in ``data/measurements/``).
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb); also used in chapters 06, 09, 10."""
     return [compare(rec) for rec in (published_measurements() if records is None else records)]
 
 

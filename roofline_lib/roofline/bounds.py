@@ -19,6 +19,8 @@ def attainable_flops(intensity, hw, dtype="bf16"):
     >>> import roofline_lib as rl
     >>> rl.attainable_flops([100, 1000], "H200") / 1e12   # 4.8 TB/s x 100 FLOP/byte; then the 989.4 TFLOP/s peak
     array([480. , 989.4])
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 07.
     """
     hw = get_accelerator(hw)
     intensity = positive("intensity", intensity)
@@ -108,6 +110,9 @@ def estimate(workload, hw, dtype=None):
     >>> rl.estimate(rl.matmul(4096, 4096, 4096), "H200")
     Estimate('matmul' on H200 SXM: t_math=138.911 µs, t_mem=20.972 µs, lower=138.911 µs, no_overlap=159.883 µs,
     compute-bound)
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 03, 04, 05, 06, 07,
+    08, 09, 10, 11.
     """
     if not isinstance(workload, Workload):
         raise ValueError("estimate() needs a Workload (from rl.matmul, rl.attention, ...), "
@@ -131,6 +136,8 @@ def mbu(workload, seconds, hw, *, n_chips=1):
 
     The share of the bandwidth roof a measured run used. Above 1 would mean the run moved its bytes
     faster than the chips can: a wrong byte count or a wrong measurement. Vectorised over ``seconds``.
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb).
     """
     hw, seconds, n_chips = _measured(workload, seconds, hw, n_chips)
     return workload.bytes / seconds / (n_chips * hw.mem_bandwidth)
@@ -145,6 +152,8 @@ def mfu(workload, seconds, hw, dtype=None, *, n_chips=1):
     Use it for work you have as a Workload and a measured time (a kernel, an inference step).
     ``rl.training.mfu(model, hw, tokens_per_s_per_chip, seq_len)`` is the same quantity from what a training
     log reports: a token rate, with the model's FLOPs per token counted in a named convention.
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb).
     """
     hw, seconds, n_chips = _measured(workload, seconds, hw, n_chips)
     return estimate(workload, hw, dtype).t_math / (seconds * n_chips)

@@ -129,7 +129,9 @@ class RequestEstimate:
 def request(model, hw, batch=1, prompt_len=512, output_len=128, *, weight_dtype="bf16", kv_dtype="bf16",
             compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """TTFT, TPOT, end-to-end latency, throughput and memory of ``batch`` requests of ``prompt_len`` prompt
-    and ``output_len`` output tokens (see the module docstring). Vectorised over batch, prompt and output."""
+    and ``output_len`` output tokens (see the module docstring). Vectorised over batch, prompt and output.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     return request_unchecked(s, *_sizes(batch, prompt_len, output_len))
@@ -220,7 +222,9 @@ class ContinuousBatching:
 def continuous(model, hw, batch, prompt_len, output_len, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
                compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """Continuous batching with ``batch`` sequences in flight (see ``ContinuousBatching``). Vectorised over
-    batch: an array of batches is the throughput-latency curve."""
+    batch: an array of batches is the throughput-latency curve.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     return continuous_unchecked(s, *_sizes(batch, prompt_len, output_len), bool(chunked))
@@ -281,7 +285,9 @@ def _sizes_po(prompt_len, output_len):
 def batch_for_rate(model, hw, prompt_len, output_len, rate, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
                    compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """The ContinuousBatching a server settles at for an arrival ``rate`` (requests/s): the fewest sequences in
-    flight that serve it. ValueError when even the most sequences that fit cannot."""
+    flight that serve it. ValueError when even the most sequences that fit cannot.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     prompt_len, output_len = _sizes_po(prompt_len, output_len)
@@ -299,7 +305,9 @@ def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked
                          kv_dtype="bf16", compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """The ContinuousBatching with the most sequences in flight (so the highest throughput and the lowest cost
     per token) whose TPOT stays within ``tpot_slo`` seconds and whose KV cache fits. ValueError if not even
-    batch 1 meets it."""
+    batch 1 meets it.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     prompt_len, output_len = _sizes_po(prompt_len, output_len)

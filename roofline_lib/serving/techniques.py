@@ -72,7 +72,9 @@ def static_vs_continuous(model, hw, batch, prompt_len, output_lens, *, weight_dt
     arrival order) with ``batch`` slots. Static: consecutive groups of ``batch``, each running its prefill
     and then as many decode steps as its longest request (finished sequences keep their slots). Continuous:
     a finished slot takes the next request at once, so every step decodes ``batch`` sequences: sum(O) / batch
-    steps at the mean context. Both pay the same prefill per request (batched prefill / batch)."""
+    steps at the mean context. Both pay the same prefill per request (batched prefill / batch).
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = int(positive("batch", batch, integer=True))
     prompt_len = positive("prompt_len", prompt_len, integer=True)
@@ -138,7 +140,9 @@ def kv_fit(model, hw, lengths, max_len, *, page_tokens=DEFAULT_PAGE_TOKENS, weig
     (prompt + output positions, a sample of the distribution) and the engine allows up to ``max_len``.
     Contiguous allocation reserves ``max_len`` positions for each sequence (its length is not known in
     advance); paged allocation takes pages of ``page_tokens`` positions as the sequence grows. Capacity is
-    the bytes the driver reports (``llm.usable_memory``)."""
+    the bytes the driver reports (``llm.usable_memory``).
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, usable_fraction=usable_fraction,
               reserved_bytes=reserved_bytes)
     lens = np.asarray(positive("lengths", lengths, integer=True), dtype=float).ravel()
@@ -180,7 +184,9 @@ def chunked_prefill(model, hw, batch, context, chunk, prompt_len, *, weight_dtyp
                     compute_dtype="bf16"):
     """One step that decodes ``batch`` sequences at ``context`` and also runs ``chunk`` tokens of a new
     prompt of ``prompt_len`` tokens (counted as the prompt's first chunk: later chunks also attend to the
-    earlier ones, so this is the least work), the weights read once. Vectorised over batch, context, chunk."""
+    earlier ones, so this is the least work), the weights read once. Vectorised over batch, context, chunk.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = positive("batch", batch, integer=True)
     context = positive("context", context, integer=True)
@@ -248,7 +254,9 @@ def speculative(model, hw, batch, context, k, acceptance, *, draft_model=None, w
                 compute_dtype="bf16"):
     """Speculative decoding of ``batch`` sequences at ``context``: a draft proposes ``k`` tokens (k decode
     steps of ``draft_model`` on the same chip; None: a draft that costs nothing, such as n-gram lookup), and
-    the target checks them in one pass over k + 1 positions (logits at each). Vectorised."""
+    the target checks them in one pass over k + 1 positions (logits at each). Vectorised.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = positive("batch", batch, integer=True)
     context = positive("context", context, integer=True)
@@ -288,7 +296,9 @@ def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", 
                  compute_dtype="bf16"):
     """``batch`` prompts that start with the same ``shared_len`` tokens (a system prompt) followed by
     ``own_len`` tokens of their own: prefill without a cache, and with the shared prefix's KV cache kept
-    from an earlier request. Vectorised."""
+    from an earlier request. Vectorised.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = positive("batch", batch, integer=True)
     shared = positive("shared_len", shared_len, integer=True)
@@ -361,7 +371,9 @@ def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, de
     holding ``decode_batch`` sequences, for ``rate`` requests per second. ``link_bandwidth`` (bytes/s, one
     direction) carries each request's KV cache between the pools; the default is what separates them in practice,
     RDMA between nodes: one 400 Gb/s NIC per GPU, as a DGX H100 has (``data/topologies.toml``). Pass the chip's
-    ``interconnect_bandwidth_per_direction`` for pools inside one NVLink domain."""
+    ``interconnect_bandwidth_per_direction`` for pools inside one NVLink domain.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     pre = setup(model, prefill_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     dec = pre.on(decode_hw)
     m = pre.model

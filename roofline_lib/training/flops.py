@@ -54,7 +54,9 @@ RECOMPUTE = ("none", "selective", "full")
 def matmul_params(model):
     """Weights one token multiplies in a forward pass, split: ``(layers, lm_head)``. Layers: the q, k, v, o
     projections (MLA's down and up projections) and the MLP (a MoE's router, routed experts the token uses and
-    shared experts); the LM head V x h. No embedding lookup, norm or bias (no matmul)."""
+    shared experts); the LM head V x h. No embedding lookup, norm or bias (no matmul).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     return _layer_matmul_params(m), m.vocab_size * m.hidden_size
 
@@ -139,7 +141,9 @@ def flops_per_token(model, seq_len, *, causal=False, recompute="none", conventio
 
     Without ``convention``: the course's count (module docstring), ``causal`` halving attention and
     ``recompute`` ("none", "selective", "full") adding what is run again. With one (``CONVENTIONS``): that
-    source's count, which fixes both (so they must stay at their defaults)."""
+    source's count, which fixes both (so they must stay at their defaults).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     T = _seq_len(seq_len)
     if convention is not None:
@@ -151,7 +155,9 @@ def flops_per_token(model, seq_len, *, causal=False, recompute="none", conventio
 
 
 def convert_flops(model, seq_len, flops, from_convention, to_convention="model"):
-    """A published FLOP/s (or FLOPs) counted one way, counted another: the tokens it stands for are the same."""
+    """A published FLOP/s (or FLOPs) counted one way, counted another: the tokens it stands for are the same.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     m, T = get_model(model), _seq_len(seq_len)
     flops = positive("flops", flops)
     return flops * _convention(to_convention)(m, T) / _convention(from_convention)(m, T)
@@ -189,6 +195,8 @@ def mfu(model, hw, tokens_per_s_per_chip, seq_len, *, dtype="bf16", convention="
     >>> tokens_per_s = 1920 * 2048 / 60.1 / 2240       # MT-NLG: 2,240 A100s, 1,920 x 2,048 tokens in 60.1 s
     >>> f'{rl.training.mfu("gpt-530b", "A100", tokens_per_s, 2048, convention="palm"):.1%}'  # PaLM's Table 3
     '30.2%'
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb).
     """
     hw, tokens_per_s_per_chip = _hw_second("mfu", hw, (tokens_per_s_per_chip,),
                                            "model, hw, tokens_per_s_per_chip, seq_len")
@@ -215,7 +223,9 @@ class TrainingTime(typing.NamedTuple):
 
 def time_to_train(model, hw, tokens, n_chips, seq_len, *, mfu, dtype="bf16", convention="causal"):
     """Time to train ``model`` on ``tokens`` tokens with ``n_chips`` chips running at ``mfu`` (a fraction in
-    (0, 1]) of their dense ``dtype`` peak: tokens x FLOPs per token / (n_chips x peak x mfu). Vectorised."""
+    (0, 1]) of their dense ``dtype`` peak: tokens x FLOPs per token / (n_chips x peak x mfu). Vectorised.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     hw, tokens, n_chips = _hw_second("time_to_train", hw, (tokens, n_chips),
                                      "model, hw, tokens, n_chips, seq_len, mfu=...")
     m, T = get_model(model), _seq_len(seq_len)

@@ -191,7 +191,9 @@ class TrainingRun:
 
 
 def training_runs(directory=RUNS_DIR):
-    """The whole-run records of ``data/training/runs/`` (GPU-hours of pretraining from model cards)."""
+    """The whole-run records of ``data/training/runs/`` (GPU-hours of pretraining from model cards).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     out = []
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         raw = read_toml(path)
@@ -283,7 +285,9 @@ def compare(rec):
 
 def measured_vs_predicted(records=None):
     """Each record (default: every file of ``data/training/``) beside its bound and estimate: a list of
-    ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...)."""
+    ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     records = published_measurements() if records is None else records
     return [compare(r) for r in records]
 

@@ -72,7 +72,9 @@ TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX 
 
 def pipeline_bubble(p, m, v=1):
     """The pipeline's idle share: (p - 1) / (v m) of the ideal time, for p stages, m micro-batches per step and
-    v model chunks per GPU (interleaved 1F1B; v = 1: plain 1F1B or GPipe). Narayanan et al. 2021, Sec. 2.2."""
+    v model chunks per GPU (interleaved 1F1B; v = 1: plain 1F1B or GPipe). Narayanan et al. 2021, Sec. 2.2.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     p = positive("p (stages)", p, integer=True)
     m = positive("m (micro-batches)", m, integer=True)
     v = positive("v (chunks per GPU)", v, integer=True)
@@ -119,7 +121,9 @@ def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="n
                   optimizer="adamw"):
     """One training step of ``micro_batch`` sequences of ``seq_len`` on one chip, as a Workload of parts
     (forward, backward, recomputation, optimizer update of ``optimizer_params`` parameters, default all of
-    them; 0 leaves the update out). ``rl.estimate(w, hw)`` and ``step_time_split(w, hw)`` apply."""
+    them; 0 leaves the update out). ``rl.estimate(w, hw)`` and ``step_time_split(w, hw)`` apply.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     m = get_model(model)
     b = positive("micro_batch", micro_batch, integer=True)
     s = positive("seq_len", seq_len, integer=True)
@@ -137,7 +141,9 @@ def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="n
 def step_time_split(workload, hw, dtype=None):
     """{"compute roof": s, "memory roof": s}: the workload's kernels each at its own roofline bound, added by
     which roof holds it (a matmul of thousands of tokens is at the compute roof; norms, activations and the
-    optimizer update are at the memory roof)."""
+    optimizer update are at the memory roof).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     out = {"compute roof": 0.0, "memory roof": 0.0}
     for p in estimate(workload, hw, dtype).parts:
         key = "compute roof" if p.t_math >= p.t_mem else "memory roof"
@@ -318,7 +324,9 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
     """One training step of ``global_batch`` sequences of ``seq_len`` tokens on ``n_chips`` chips
     (dp = n_chips / (tp pp cp)), as the terms of the module docstring: a ``TrainStep``. ``tp_overlap``: the
     tensor-parallel collectives run under the matmuls (Transformer Engine's overlap, async TP), exposed only
-    beyond the compute; False: none of them hidden (vanilla TP). MFU: the causal count over the dense peak."""
+    beyond the compute; False: none of them hidden (vanilla TP). MFU: the causal count over the dense peak.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     m, hw = get_model(model), get_accelerator(hw)
     ints = {name: positive(name, v, integer=True) for name, v in (
         ("n_chips", n_chips), ("seq_len", seq_len), ("global_batch", global_batch), ("micro_batch", micro_batch),
@@ -343,7 +351,9 @@ def critical_tokens_per_chip(hw, link_bandwidth, *, zero_stage=0, grad_bytes=2, 
     """Tokens per chip per step below which data parallelism is communication-bound (How to Scale Your Model's
     critical batch): 6 N FLOPs per token of compute against the bytes of N parameters on the wire, the
     all-reduce's two passes of ``grad_bytes`` (ZeRO-3: three passes, two all-gathers and a reduce-scatter).
-    N cancels: peak / bandwidth x bytes per parameter moved / 6."""
+    N cancels: peak / bandwidth x bytes per parameter moved / 6.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     hw = get_accelerator(hw)
     w = positive("link_bandwidth", link_bandwidth)
     passes = 3 if zero_stage == 3 else 2
@@ -383,7 +393,9 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
     a step of ``global_batch`` sequences, evaluated at once (numpy), with the memory each needs: a
     ``SearchResult`` (``.best(k)``). ``pps`` defaults to every stage count up to 64 (or the layer count): with
     uneven stages the one of ceil(L / pp) layers sets the pace; ``virtual_stages`` (chunks per GPU) apply where
-    pp > 1 and each chunk keeps a layer."""
+    pp > 1 and each chunk keeps a layer.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     m, hw = get_model(model), get_accelerator(hw)
     n = positive("n_chips", n_chips, integer=True)
     s = positive("seq_len", seq_len, integer=True)

@@ -43,6 +43,8 @@ class AttentionExplorer(Explorer):
     at this G, with each chip's ridge point as a level; the right panel puts the current
     point on each chip's roofline (attainable FLOP/s against intensity). The readout gives
     the time and the bound on each chip.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb).
     """
 
     def __init__(self, chips=("A100", "H200"), heads=32, head_dim=128, dtype="bf16",

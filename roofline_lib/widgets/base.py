@@ -233,7 +233,9 @@ def live_figures_problem():
 
 def live_figures():
     """``%matplotlib widget`` where live figures work, else ``%matplotlib inline`` with a note saying why: the
-    explorers then redraw a still image at each slider step."""
+    explorers then redraw a still image at each slider step.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 03, 04, 05, 09, 11, 13."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -398,6 +400,8 @@ def snapshot(fig, dpi=80, close=True):
     notebook viewer without a kernel (GitHub, exported HTML) cannot draw; a PNG
     always shows. Create the figure inside ``with plt.ioff():`` so that it is not
     also displayed live.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapter 09.
     """
     import io
 

@@ -37,7 +37,9 @@ def batch_axis(largest):
 
 class CommsExplorer(Explorer):
     """Chapter 09's explorer: one model's decode step on n chips with tensor parallelism, its compute, memory and
-    communication times against the batch, for a chip and a link."""
+    communication times against the batch, for a chip and a link.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
 
     def __init__(self, model="Llama-2-70B", chip="H100 SXM", link="nvlink", batch=16, n_chips=8, context=4096):
         dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="230px"))

@@ -19,7 +19,9 @@ DTYPES = ("bf16", "fp8", "int8", "int4")
 
 class LLMExplorer(Explorer):
     """Left: the chip's bf16 roofline with the decode step (filled) and prefill of the same context
-    (open marker). Right: the decode step's time by category, each part at its own roofline bound."""
+    (open marker). Right: the decode step's time by category, each part at its own roofline bound.
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb)."""
 
     def __init__(self, model="Llama-3-8B", chip="H200 SXM", batch=8, context=4096, weight_dtype="bf16",
                  kv_dtype="bf16", chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X")):

@@ -37,6 +37,8 @@ class MatmulExplorer(Explorer):
     The readout gives FLOPs, bytes, intensity, its M -> infinity limit, and on each
     chip the predicted time (lower bound), which bound applies and the critical M
     where the matmul crosses that chip's ridge (solved in ``rl.symbolic``).
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb).
     """
 
     def __init__(self, chips=("A100", "H200"), M=128, N=4096, K=4096, dtype="bf16"):

@@ -138,6 +138,8 @@ class RooflineExplorer(Explorer):
 
     Controls: intensity (log slider, FLOP/byte), two chips from data/, a dtype both
     have, and whether to draw the published measured ("achieved") ceilings.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb).
     """
 
     def __init__(self, chip_a="A100", chip_b="H200", dtype="bf16", intensity=50.0, achieved=True):

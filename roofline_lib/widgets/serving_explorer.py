@@ -23,7 +23,9 @@ class ServingExplorer(Explorer):
     """Left: the chip's bf16 roofline with the mean decode step (filled) and, when a technique is on, the step
     it runs instead (chunked: decode + prompt chunk; speculative: the verify pass). Right: output tokens/s
     per chip against time per output token over every batch that fits (continuous batching), the current
-    batch marked, and a 50 ms TPOT line."""
+    batch marked, and a 50 ms TPOT line.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
 
     def __init__(self, model="Llama-2-7B", chip="A100 80GB SXM4", batch=32, prompt_len=512, output_len=256,
                  chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X", "L40S")):

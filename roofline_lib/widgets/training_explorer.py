@@ -46,7 +46,9 @@ def toggles(description, options, value, button="44px"):
 
 class TrainingExplorer(Explorer):
     """Chapter 13's explorer: one training step's terms on n chips, for a model, a chip, a global batch and a parallel
-    layout (tp, pp, cp, ZeRO stage, recomputation)."""
+    layout (tp, pp, cp, ZeRO stage, recomputation).
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
 
     def __init__(self, model="Llama-3.1-70B", chip="H100 SXM5", n_chips=1024, seq_len=2**13, batch_tokens=2**24,
                  tp=8, pp=4, cp=1, micro_batch=1, zero_stage=1, recompute="selective"):
