@@ -90,3 +90,13 @@ def test_the_rooms_export_about_250_names():
     # a change of more than a few names either way deserves a look at what a learner is offered
     total = sum(len(importlib.import_module(f"roofline_lib.{room}").__all__) for room in ROOMS)
     assert 230 <= total <= 260, total
+
+
+def test_no_module_is_over_400_lines():
+    # one job per module: past 400 lines a module has usually taken on a second one (split it by job, and name
+    # the new module in README's Layout)
+    from pathlib import Path
+
+    long = {str(p.relative_to(Path(rl.__file__).parent)): n for p in Path(rl.__file__).parent.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, long

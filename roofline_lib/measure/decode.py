@@ -23,7 +23,8 @@ import math
 
 from ..core.checks import positive
 from ..specs.models import get_model
-from .device import _timer, _torch, pick_device, time_on_device
+from .device import pick_device
+from .torch_timing import _timer, _torch, time_on_device
 
 TORCH_DTYPES = ("fp32", "bf16", "fp16")
 ROPE_THETA = 500_000.0  # Llama 3's; the rotation's angles change no FLOP or byte

@@ -80,7 +80,8 @@ def record_device(device=None, *, quick=False, model=DEFAULT_MODEL, decodes=None
     device's free memory is skipped and said so."""
     from ..llm.steps import decode_step
     from .decode import DecodeModel, _refuse_unbuilt, measure_decode
-    from .device import _torch, measure_device
+    from .device import measure_device
+    from .torch_timing import _torch
 
     torch = _torch()
     m = get_model(model)

@@ -1,5 +1,5 @@
-"""One model on several chips: the bytes and times of collectives over a link (``collectives``),
-and tensor, pipeline and expert parallelism and replicas built on them (``parallel``).
+"""One model on several chips: the bytes and times of collectives over a link (``collectives``; NCCL's own
+cost model in ``nccl``), and tensor, pipeline and expert parallelism and replicas built on them (``parallel``).
 """
 
 from .collectives import (

@@ -14,7 +14,8 @@ from ..core.dtypes import bytes_per_element
 from ..roofline.bounds import attainable_flops, estimate
 from ..roofline.workloads import attention
 from ..specs.hardware import get_accelerator
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, plain
 from .roofline_explorer import COLOURS, RoofAxes
 
 MODES = ("prefill (T = S)", "decode (T = 1)", "T and S free")

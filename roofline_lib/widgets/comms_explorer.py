@@ -17,7 +17,8 @@ from matplotlib.ticker import EngFormatter, FuncFormatter
 from ..multichip.parallel import tp_decode_step, tp_max_batch
 from ..specs.hardware import get_accelerator, list_accelerators
 from ..specs.models import get_model, list_models
-from .base import Explorer, eng, int_log_slider
+from .base import Explorer, eng
+from .controls import int_log_slider
 
 POINTS = 120
 

@@ -12,7 +12,8 @@ from ..plotting.rooflines import format_axes, roof_curve
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
-from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, model_and_chip, plain
 
 DTYPES = ("bf16", "fp8", "int8", "int4")
 

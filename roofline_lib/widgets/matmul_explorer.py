@@ -8,7 +8,8 @@ import numpy as np
 from ..roofline.bounds import attainable_flops, estimate
 from ..roofline.workloads import matmul
 from ..specs.hardware import get_accelerator
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, plain
 from .roofline_explorer import RoofAxes
 
 # label -> (dtype of X, dtype of Y, dtype of Z); the compute dtype is X's

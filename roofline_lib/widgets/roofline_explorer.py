@@ -13,7 +13,8 @@ from matplotlib.ticker import EngFormatter
 from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, RIDGE_SIDES, format_axes, place_beside
 from ..roofline.bounds import attainable_flops, bound_at
 from ..specs.hardware import get_accelerator, list_accelerators
-from .base import Explorer, eng, invalidate_background, log_slider, moving
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import log_slider
 
 INTENSITY_RANGE = DEFAULT_INTENSITY_RANGE
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")

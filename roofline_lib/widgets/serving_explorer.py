@@ -13,7 +13,8 @@ from ..plotting.rooflines import format_axes, roof_curve
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
-from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, model_and_chip, plain
 
 CONTIGUOUS_MAX_LEN = 4096  # positions a contiguous allocator reserves per sequence (the engine's maximum length)
 TPOT_SLO = 50e-3  # the SLO line drawn on the curve

@@ -18,7 +18,8 @@ from matplotlib.ticker import EngFormatter
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model, list_models
 from ..training.step import TOPOLOGY_FOR_CHIP, train_step
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider
 
 MEMORY = ("weights", "gradients", "optimizer states", "activations", "logits (pp = 1 only)")
 TERMS = ("compute", "pipeline bubble", "tensor parallel", "context parallel", "pipeline sends", "data parallel",
