@@ -10,8 +10,10 @@ from .microbench import (
     NotEnoughMemoryError,
     StreamKernels,
     Timing,
+    check_allocation,
     horner,
     horner_flops,
+    random_fill,
     stream_bytes,
     strided_bytes,
     time_kernel,
@@ -39,9 +41,10 @@ def __getattr__(name):
 
 
 __all__ = [
-    "DeviceProfile", "DeviceRecord", "measure_device", "own_measurements", "agreement", "decode_kernel_count",
-    "decode_kernel_times", "has_simd", "horner", "horner_flops", "KEPT_BY_FUSION", "MachineProfile",
-    "measure_cache_bandwidth", "measure_machine", "measure_matmul_peak", "measure_matmul_peaks", "measure_overhead",
-    "memory_roof", "NotEnoughMemoryError", "ONCE_PER_STEP", "OVERHEAD_PERCENTILE", "simulate_queue", "stream_bytes",
-    "StreamKernels", "strided_bytes", "time_kernel", "Timing", "Trace"
+    "DeviceProfile", "DeviceRecord", "measure_device", "own_measurements", "agreement", "check_allocation",
+    "random_fill", "decode_kernel_count", "decode_kernel_times", "has_simd", "horner", "horner_flops",
+    "KEPT_BY_FUSION", "MachineProfile", "measure_cache_bandwidth", "measure_machine", "measure_matmul_peak",
+    "measure_matmul_peaks", "measure_overhead", "memory_roof", "NotEnoughMemoryError", "ONCE_PER_STEP",
+    "OVERHEAD_PERCENTILE", "simulate_queue", "stream_bytes", "StreamKernels", "strided_bytes", "time_kernel",
+    "Timing", "Trace"
 ]

@@ -28,7 +28,9 @@ class NotEnoughMemoryError(MemoryError):
 
 
 def check_allocation(nbytes, available=None, fraction=MEMORY_FRACTION):
-    """Refuse to allocate ``nbytes`` if that is more than ``fraction`` of the available memory."""
+    """Refuse to allocate ``nbytes`` if that is more than ``fraction`` of the available memory.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     available = system.memory()[1] if available is None else available
     limit = fraction * available
     if nbytes > limit:
@@ -156,6 +158,8 @@ def random_fill(arrays, threads, seed=0, tile=1 << 16):
 
     One random tile is copied over each array, so the fill runs at memory speed and the
     pages are first touched by the threads that later use them.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb).
     """
     rng = np.random.default_rng(seed)
     source = 1.0 + rng.random(tile)

@@ -10,7 +10,7 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter
 
-from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, RIDGE_SIDES, format_axes, place_beside
+from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, below_first, format_axes, place_beside
 from ..roofline.bounds import attainable_flops, bound_at
 from ..specs.hardware import get_accelerator, list_accelerators
 from .base import Explorer, eng, invalidate_background, moving
@@ -18,6 +18,9 @@ from .controls import log_slider
 
 INTENSITY_RANGE = DEFAULT_INTENSITY_RANGE
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
+# a ridge label's places, from plotting's one table: below the flat roof first (nothing runs there but the chip's
+# own roof above it), then above
+RIDGE_SIDES = below_first()
 
 
 
