@@ -60,6 +60,7 @@ class CommsExplorer(Explorer):
         super().__init__(controls, figsize=(8, 4.2))
 
     def build(self):
+        """One panel: the decode step's compute, memory and communication times against the batch, log-log."""
         ax = self.ax = self.fig.add_subplot()
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -77,6 +78,8 @@ class CommsExplorer(Explorer):
         ax.legend(loc="best", fontsize=8)  # where the curves leave room (re-placed only when they change)
 
     def update(self, model, chip, link, batch, n_chips, context):
+        """``model`` on ``n_chips`` x ``chip`` over ``link`` at ``context``: redraw the curves up to the largest batch
+        that fits, mark ``batch``, return the readout."""
         batch, context = int(round(batch)), int(round(context))
         largest = tp_max_batch(model, chip, context, n_chips)
         batches = batch_axis(largest)

@@ -38,6 +38,8 @@ class LLMExplorer(Explorer):
         super().__init__(controls, figsize=(8, 3.6))
 
     def build(self):
+        """Two panels: the decode step and the prefill on the chip's roofline, and the decode step's time by
+        category."""
         self.ax_roof, self.ax_bar = self.fig.subplots(1, 2, width_ratios=(1.1, 1))
         format_axes(self.ax_roof)
         self.roof, = self.ax_roof.plot([], [], lw=2, color="C0")
@@ -60,6 +62,8 @@ class LLMExplorer(Explorer):
         self._static = None
 
     def update(self, model, chip, batch, context, weight_dtype, kv_dtype):
+        """``model`` on ``chip`` at ``batch`` and ``context`` in the given weight and KV formats: move the points and
+        bars, return the readout."""
         hw = get_accelerator(chip)
         batch, context = int(round(batch)), int(round(context))
         step = llm.decode_step(model, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)

@@ -173,14 +173,18 @@ class RooflineExplorer(Explorer):
             dtype.value = keep
 
     def build(self):
+        """One panel: two chips' roofs and the operating point."""
         ax = self.fig.add_subplot()
         ax.set_title("attainable = min(peak, bandwidth x intensity)", fontsize=10)
         self.roof = RoofAxes(ax, 2)
 
     def laid_out(self):
+        """Place the ridge labels clear of the roofs."""
         self.roof.place_labels()
 
     def update(self, intensity, chip_a, chip_b, dtype, achieved=True):
+        """Put the point at ``intensity`` (FLOP/byte) on ``chip_a``'s and ``chip_b``'s ``dtype`` roofs (with their
+        measured ceilings where ``achieved``); return the readout."""
         intensity = float(intensity)
         if not (np.isfinite(intensity) and intensity > 0):
             raise ValueError(f"intensity must be a finite number > 0 FLOP/byte, got {intensity!r}")

@@ -48,6 +48,8 @@ class ServingExplorer(Explorer):
         super().__init__(controls, figsize=(8, 3.4))
 
     def build(self):
+        """Two panels: the decode step (and the step with the chosen technique) on the roofline, and the time per output
+        token against the batch."""
         self.ax_roof, self.ax_curve = self.fig.subplots(1, 2, width_ratios=(1, 1.15))
         format_axes(self.ax_roof)
         self.ax_roof.set_xlabel("intensity (FLOP/byte)")
@@ -93,6 +95,9 @@ class ServingExplorer(Explorer):
         return c, tpot, thr
 
     def update(self, model, chip, batch, prompt_len, output_len, chunked, paged, k, acceptance):
+        """A request of ``prompt_len`` + ``output_len`` tokens at ``batch`` on ``chip``, with chunked prefill, paged KV
+        or speculative decoding (``k`` drafts, ``acceptance``) as chosen: move the points and curves, return
+        the readout."""
         hw = get_accelerator(chip)
         batch, prompt_len, output_len = int(round(batch)), int(round(prompt_len)), int(round(output_len))
         positions = prompt_len + output_len

@@ -73,6 +73,7 @@ class TrainingExplorer(Explorer):
         super().__init__(controls, figsize=(8, 3.6))
 
     def build(self):
+        """Two panels of stacked bars: memory per chip against the chip's capacity, and the step's terms."""
         self.ax_mem, self.ax_time = self.fig.subplots(2, 1)
         self.bars = {}
         for ax, names, unit in ((self.ax_mem, MEMORY, "B"), (self.ax_time, TERMS, "s")):
@@ -93,12 +94,15 @@ class TrainingExplorer(Explorer):
         self._static = None
 
     def laid_out(self):
+        """Put the titles back at the top edge of their axes (the frozen layout placed them while they were hidden)."""
         # freeze_layout pins each title where a draw put it, but that draw hides the moving artists, titles
         # included, and a hidden title is placed far above its axes: back to the top edge, where update() puts it
         for ax in (self.ax_mem, self.ax_time):
             ax.title.set_y(1.0)
 
     def update(self, model, chip, n_chips, seq_len, batch_tokens, tp, pp, cp, micro_batch, zero_stage, recompute):
+        """One training step of the chosen model, chip, chips, sequence, global batch and layout: move the bars, return
+        the readout (a ValueError for a layout that does not divide)."""
         hw, n_chips, seq_len = get_accelerator(chip), int(n_chips), int(seq_len)
         global_batch = int(batch_tokens) // seq_len
         try:
