@@ -235,6 +235,7 @@ def time_to_train(model, hw, tokens, n_chips, seq_len, *, mfu, dtype="bf16", con
     if np.any(np.asarray(u) > 1):
         raise ValueError(f"mfu is a fraction of the peak, in (0, 1]; got {mfu!r} (a percentage? divide by 100)")
     seconds = tokens * _convention(convention)(m, T) / (n * _peak(hw, dtype) * u)
+    seconds = float(seconds) if np.ndim(seconds) == 0 else seconds  # a plain number for one run
     return TrainingTime(seconds, seconds / SECONDS_PER_DAY, seconds * n / SECONDS_PER_HOUR)
 
 

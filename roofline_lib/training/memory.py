@@ -158,6 +158,14 @@ class TrainingMemory:
     total: object
     bytes_per_param: int
 
+    def __repr__(self):
+        if np.ndim(self.total):
+            return f"TrainingMemory(per chip, array {np.shape(self.total)})"
+        parts = ", ".join(f"{name} {float(getattr(self, field)) / 1e9:.4g} GB" for name, field in (
+            ("weights", "weights"), ("gradients", "grads"), ("optimizer", "optimizer"),
+            ("activations", "activations"), ("logits", "logits")))
+        return f"TrainingMemory(per chip: {parts}; total {float(self.total) / 1e9:.4g} GB)"
+
     @property
     def model_states(self):
         """Weights, gradients and optimizer states: bytes per chip."""

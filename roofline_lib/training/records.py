@@ -259,6 +259,12 @@ class TrainingComparison:
     mfu_full_attention: float  # the same with attention counted full (PaLM's 12 L H Q T)
     mfu_bf16_peak: float  # causal, over the bf16 peak (what an FP8 run's MFU is often quoted against)
 
+    def __repr__(self):
+        estimate = ("" if self.estimate_tokens_per_s_per_chip is None
+                    else f", estimate {self.estimate_tokens_per_s_per_chip:.4g}")
+        return (f"TrainingComparison({self.id!r}: measured {self.measured_tokens_per_s_per_chip:.4g} tokens/s per "
+                f"chip, bound {self.bound_tokens_per_s_per_chip:.4g}{estimate}, MFU {self.mfu:.1%})")
+
     @property
     def id(self):
         """The record's id in data/training/."""
