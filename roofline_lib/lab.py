@@ -63,6 +63,8 @@ def trust_dir():
 
 
 def notary(folder):
+    """The notebook notary that marks the course's notebooks as trusted: its store in ``folder`` (kept in .venv, out of
+    the reader's own Jupyter configuration), or Jupyter's default where folder is None."""
     from nbformat.sign import NotebookNotary
 
     if folder is None:
@@ -126,6 +128,8 @@ def lab_config(root, folder):
 
 
 def main(argv=None):
+    """``python -m roofline_lib.lab``: open JupyterLab on the course at chapter 00's exercise edition; other options go
+    to JupyterLab."""
     parser = argparse.ArgumentParser(prog="python -m roofline_lib.lab", description=__doc__.split("\n")[0],
                                      epilog="Other options (--no-browser, --port 8889, ...) go to JupyterLab.")
     parser.add_argument("--course", default=None, help="the course's folder (default: the current one)")

@@ -5,6 +5,7 @@ looked up in a catalog (``Catalog.get``) at most once per call.
 """
 
 import math
+import os
 import sys
 
 import numpy as np
@@ -74,19 +75,45 @@ def test_a_request_refuses_each_bad_argument():
             rl.serving.request("llama-2-7b", "A100", **{"batch": 1, "prompt_len": 512, "output_len": 128, **kwargs})
 
 
-@pytest.mark.parametrize("call, most", [
-    (lambda: rl.decode_step("llama-3-8b", 8, 4096), 3),
-    (lambda: rl.prefill("llama-3-8b", 1, 512), 3),
-    (lambda: rl.parallel.tp_decode_step("llama-2-70b", "H100", batch=1, context=4096, n_chips=8), 6),
-    (lambda: rl.serving.continuous("llama-2-7b", "A100", [1, 8], 512, 128), 8),
-    (lambda: rl.serving.speculative("llama-2-7b", "A100", 1, 4096, 4, 0.7), 8),
-    (lambda: rl.llm.max_batch("llama-3-8b", "A100", 8192), 6),
-], ids=["decode_step", "prefill", "tp_decode_step", "continuous", "speculative", "max_batch"])
-def test_public_calls_check_each_argument_once(call, most):
+@pytest.mark.parametrize("call, most, chips_and_models", [
+    (lambda: rl.decode_step("llama-3-8b", 8, 4096), 3, 2),
+    (lambda: rl.prefill("llama-3-8b", 1, 512), 3, 2),
+    (lambda: rl.parallel.tp_decode_step("llama-2-70b", "H100", batch=1, context=4096, n_chips=8), 6, 2),
+    (lambda: rl.serving.continuous("llama-2-7b", "A100", [1, 8], 512, 128), 8, 2),
+    (lambda: rl.serving.speculative("llama-2-7b", "A100", 1, 4096, 4, 0.7), 8, 2),
+    (lambda: rl.llm.max_batch("llama-3-8b", "A100", 8192), 6, 2),
+    (lambda: rl.training.train_step("llama-2-7b", "H100", n_chips=64, seq_len=4096, global_batch=256, tp=2), 8, 2),
+    (lambda: rl.specs.get_topology("DGX H100"), 0, 0),
+    (lambda: rl.serving.disaggregated("llama-2-7b", "H100", "A100", 2.0, 1024, 256, 32), 9, 3),
+], ids=["decode_step", "prefill", "tp_decode_step", "continuous", "speculative", "max_batch", "train_step",
+        "get_topology", "disaggregated"])
+def test_public_calls_check_each_argument_once(call, most, chips_and_models):
     found, lookups = run_counting(call)
     names = [name for _, name in found if name]
     assert len(found) <= most and len(names) == len(set(names)), found
-    assert len(lookups) == len(set(lookups)) <= 2, lookups
+    assert len(lookups) == len(set(lookups)) <= chips_and_models, lookups  # each chip and model once
+
+
+def test_topologies_are_read_once_and_again_when_the_file_changes(tmp_path, monkeypatch):
+    from roofline_lib.core.catalog import CachedFile
+    from roofline_lib.specs import topologies
+
+    path = tmp_path / "topologies.toml"
+    path.write_text(topologies.TOPOLOGY_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    cached = CachedFile(path, topologies._parse)
+    cached.recheck_seconds = 0  # look at the file's time at every call, as a reader's next cell would
+    monkeypatch.setattr(topologies, "_FILE", cached)
+    first = rl.specs.get_topology("DGX H100")
+    _, found = _counting_all(lambda: rl.specs.get_topology("DGX H100"))
+    assert found == [] and rl.specs.get_topology("dgx h100") is first  # kept: no check runs again
+    # a reader's edit is seen: once the file changes (a new modification time), it is read and checked again
+    path.write_text(path.read_text(encoding="utf-8").replace('name = "DGX H100"', 'name = "DGX H100 (edited)"'),
+                    encoding="utf-8")
+    os.utime(path, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
+    _, found = _counting_all(lambda: rl.specs.get_topology("DGX H100 (edited)"))
+    assert found and set(found) == {"figure_problem"}
+    with pytest.raises(ValueError, match="unknown topology 'DGX H100'"):
+        rl.specs.get_topology("DGX H100")
 
 
 # ---------------------------------------------------------------- the Workload a learner builds

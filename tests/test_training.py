@@ -69,19 +69,35 @@ def test_megatron_conventions_are_the_papers_formulas(h, L):
 def test_mt_nlg_mfu_from_its_step_time():
     # Smith et al. 2022: 2240 A100s, batch 1920 x 2048 tokens, 60.1 s per iteration; PaLM Table 3: MFU 30.2 %
     tokens_per_s_per_chip = 1920 * 2048 / 60.1 / 2240
-    u = T.mfu("gpt-530b", tokens_per_s_per_chip, "a100-80gb-sxm", 2048, convention="palm")
+    u = T.mfu("gpt-530b", "a100-80gb-sxm", tokens_per_s_per_chip, 2048, convention="palm")
     assert u == pytest.approx(0.302, abs=0.0015)
 
 
 def test_time_to_train_hand_value():
     # 6N only: 1e12 tokens x 6 x N / (1024 x 989.4e12 x 0.4)
     n = rl.get_model("llama-2-7b").n_params
-    t = T.time_to_train("llama-2-7b", 1e12, 1024, "h100-sxm", 4096, mfu=0.4, convention="6N")
+    t = T.time_to_train("llama-2-7b", "h100-sxm", 1e12, 1024, 4096, mfu=0.4, convention="6N")
     assert t.seconds == pytest.approx(1e12 * 6 * n / (1024 * 989.4e12 * 0.4))
     # the chip count cancels: 1e12 x 6 N / (989.4e12 x 0.4) chip-seconds, over 3600
     assert t.chip_hours == pytest.approx(1e12 * 6 * n / (989.4e12 * 0.4) / 3600)
     with pytest.raises(ValueError, match="percentage"):
-        T.time_to_train("llama-2-7b", 1e12, 1024, "h100-sxm", 4096, mfu=40)
+        T.time_to_train("llama-2-7b", "h100-sxm", 1e12, 1024, 4096, mfu=40)
+
+
+def test_the_old_order_of_mfu_hfu_and_time_to_train_warns_and_agrees():
+    # the chip is now second, as everywhere in the library; the old order (chip after the numbers) warns
+    rate = 3000.0
+    with pytest.warns(DeprecationWarning, match=r"mfu\(model, hw, tokens_per_s_per_chip, seq_len\)"):
+        assert T.mfu("llama-2-7b", rate, "H100", 4096) == T.mfu("llama-2-7b", "H100", rate, 4096)
+    with pytest.warns(DeprecationWarning, match=r"hfu\(model, hw, "):
+        assert T.hfu("llama-2-7b", rate, "H100", 4096) == T.hfu("llama-2-7b", "H100", rate, 4096)
+    with pytest.warns(DeprecationWarning, match=r"time_to_train\(model, hw, tokens, n_chips, seq_len"):
+        old = T.time_to_train("llama-2-7b", 2e12, 64, rl.get_accelerator("H100"), 4096, mfu=0.4)
+    assert old == T.time_to_train("llama-2-7b", "H100", 2e12, 64, 4096, mfu=0.4)
+    # the hand value, so the two orders cannot agree on a wrong number: 6N + 6 L H d T at T = 4096
+    m = rl.get_model("llama-2-7b")
+    assert T.mfu("llama-2-7b", "h100-sxm", rate, 4096, convention="6N") == pytest.approx(
+        rate * 6 * m.n_params / 989.4e12)
 
 
 def test_adamw_is_16_bytes_per_param_and_zero3_divides_by_dp():

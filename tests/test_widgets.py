@@ -242,7 +242,7 @@ def _sliders(explorer):
 
 
 def _on_a_step(control):
-    values = rl.widgets.base.reachable(control)
+    values = rl.widgets.controls.reachable(control)
     return any(v == control.value or (isinstance(v, float) and abs(v - control.value) <= 1e-9 * abs(v))
                for v in values)
 
@@ -256,7 +256,7 @@ def test_every_slider_default_is_a_value_the_slider_can_reach(name):
         assert _on_a_step(control), (name, key, control.value)
         if key in WHOLE:
             assert type(control.value) is int, (name, key, control.value)
-            assert all(type(v) is int for v in rl.widgets.base.reachable(control)), (name, key)
+            assert all(type(v) is int for v in rl.widgets.controls.reachable(control)), (name, key)
 
 
 @pytest.mark.parametrize("name", ALL_EXPLORERS)
@@ -268,7 +268,7 @@ def test_readouts_use_engineering_units_not_exponents(name):
     texts = [str(explorer.readout_text())]
     for control in _sliders(explorer).values():  # each slider to its ends and back
         default = control.value
-        for value in (rl.widgets.base.reachable(control)[0], rl.widgets.base.reachable(control)[-1]):
+        for value in (rl.widgets.controls.reachable(control)[0], rl.widgets.controls.reachable(control)[-1]):
             control.value = value
             texts.append(str(explorer.readout_text()))
         control.value = default
@@ -287,7 +287,7 @@ def test_the_checks_can_fail():
 
 
 def test_int_log_slider_snaps_to_whole_steps_and_refuses_nonsense():
-    from roofline_lib.widgets.base import int_log_slider, log_steps
+    from roofline_lib.widgets.controls import int_log_slider, log_steps
 
     assert log_steps(1, 16, per_octave=2) == [1, 2, 3, 4, 6, 8, 11, 16]
     control = int_log_slider("batch", 1, 1024, 16, per_octave=2)

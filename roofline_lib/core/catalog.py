@@ -75,9 +75,11 @@ class Entry:
         self.raw, self.where = raw, where
 
     def fail(self, field, problem):
+        """Raise the ValueError for ``field``: the file, the entry, the field, then ``problem``."""
         raise ValueError(f"{self.where}: field {field!r} {problem}")
 
     def require(self, fields):
+        """Raise for the first of ``fields`` the entry lacks."""
         for field in fields:
             if field not in self.raw:
                 self.fail(field, "is missing")
@@ -133,9 +135,12 @@ class Catalog:
         return self._items
 
     def names(self):
+        """Every item's name, once each (aliases left out), in the order of the files."""
         return list(dict.fromkeys(item.name for item in self.items().values()))
 
     def get(self, name):
+        """The item named ``name`` or one of its aliases (case, spaces, '-', '_' and '.' ignored); a ValueError naming
+        close matches and every known name otherwise."""
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"{self.kind} name must be a non-empty string, got {name!r}")
         items = self.items()
@@ -148,4 +153,33 @@ class Catalog:
         raise ValueError(f"unknown {self.kind} {name!r}{hint} Known: {', '.join(self.names())}")
 
 
-__all__ = ["Catalog", "DATA_DIR", "data_dir", "Entry", "name_key", "read_records", "read_toml"]
+class CachedFile:
+    """What ``parse(path)`` makes of one data file, parsed (and checked) once and again only when the file
+    changes; like a ``Catalog``, the file's modification time is looked at most once every
+    ``recheck_seconds``, so a hand edit is seen by the next cell a reader runs."""
+
+    recheck_seconds = Catalog.recheck_seconds
+
+    def __init__(self, path, parse):
+        self.path = pathlib.Path(path)
+        self.parse = parse
+        self._stamp, self._value, self._checked = None, None, -math.inf
+
+    def value(self):
+        """The parsed file: the one kept, unless the file changed since it was parsed."""
+        now = time.monotonic()
+        if now - self._checked < self.recheck_seconds:
+            return self._value
+        stamp = self.path.stat().st_mtime_ns
+        if stamp != self._stamp:
+            self._value = self.parse(self.path)  # a file that fails its checks raises here, and stays unkept
+            self._stamp = stamp
+        self._checked = time.monotonic()
+        return self._value
+
+    def reload(self):
+        """Parse the file again at the next ``value()``, changed or not."""
+        self._stamp, self._checked = None, -math.inf
+
+
+__all__ = ["CachedFile", "Catalog", "DATA_DIR", "data_dir", "Entry", "name_key", "read_records", "read_toml"]

@@ -68,7 +68,9 @@ class Dtypes(typing.NamedTuple):
 
 
 def bytes_per_element(dtype):
-    """Storage size of one element of ``dtype`` in bytes."""
+    """Storage size of one element of ``dtype`` in bytes.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 03, 04, 06."""
     return BYTES_PER_ELEMENT[canonical_dtype(dtype)]
 
 

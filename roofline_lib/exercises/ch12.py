@@ -38,7 +38,7 @@ def _gpt3_activations_tp8():
 
 
 def _gpu_hours_7b():
-    return float(time_to_train("llama-2-7b", 2e12, 1, "A100 80GB SXM4", 4096, mfu=0.4).chip_hours)
+    return float(time_to_train("llama-2-7b", "A100 80GB SXM4", 2e12, 1, 4096, mfu=0.4).chip_hours)
 
 
 def _peak_slip():

@@ -60,6 +60,9 @@ class Question:
 
 @dataclasses.dataclass(frozen=True)
 class Feedback:
+    """What ``check`` says about one answer: whether it is right, and the line shown (its repr, so a cell that ends with
+    ``check(...)`` prints it). True when correct; ``answered`` is False while the answer is still ``...``."""
+
     question_id: str
     correct: bool
     message: str
@@ -99,6 +102,9 @@ def questions(prefix=""):
 
 
 def get_question(question_id):
+    """The ``Question`` with this id ("05.decode_time_7b"); a ValueError naming close ids otherwise.
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb)."""
     registry = _load_all()
     if question_id not in registry:
         import difflib
@@ -123,6 +129,8 @@ def hint(question_id, level=None):
     """The next hint for ``question_id``: a nudge first, then the method (then the method again).
 
     ``level`` (1, 2, ...) asks for one hint by number instead of the next one.
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb).
     """
     q = get_question(question_id)
     steps = tuple(q.hints)
@@ -137,7 +145,10 @@ def hint(question_id, level=None):
 
 
 def check(question_id, answer, **context):
-    """Compare ``answer`` with the library's value for ``question_id``; return Feedback."""
+    """Compare ``answer`` with the library's value for ``question_id``; return Feedback.
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 03, 04, 05, 06, 07, 08, 09,
+    10, 11, 12, 13."""
     q = get_question(question_id)
     unanswered = answer is ... or answer is None
     return judge(q, answer, None if unanswered else q.expected(**context))

@@ -11,7 +11,6 @@ from .memory import (
     fits,
     max_batch,
     memory_required,
-    memory_share,
     sequences_that_fit,
     usable_memory,
 )
@@ -28,10 +27,9 @@ from .steps import category_of, decode_step, extend_step, kernel_sum_time, prefi
 
 __all__ = [
     "attention_chain", "ATTENTION_WEIGHTS", "CATEGORIES", "category_of", "CUDA_CONTEXT_BYTES",
-    "decode_attention_blocks", "decode_attention_time", "decode_step", "extend_step", "fits",
-    "flash_attn_num_splits", "flash_attn_num_splits_heuristic", "flash_decoding_splits", "gated_mlp_chain",
-    "kernel_sum_time", "KV_CACHE", "LM_HEAD", "max_batch", "memory_required", "memory_share", "MLP_WEIGHTS",
-    "PartKind", "prefill", "RMSNORM_FLOPS", "ROPE_FLOPS", "sequences_that_fit", "Sharding", "SILU_MUL_FLOPS",
-    "sm_utilisation", "SMALL_OPS", "time_by_category", "time_by_part", "usable_memory",
-    "VLLM_GPU_MEMORY_UTILIZATION"
+    "decode_attention_blocks", "decode_attention_time", "decode_step", "extend_step", "fits", "flash_attn_num_splits",
+    "flash_attn_num_splits_heuristic", "flash_decoding_splits", "gated_mlp_chain", "kernel_sum_time", "KV_CACHE",
+    "LM_HEAD", "max_batch", "memory_required", "MLP_WEIGHTS", "PartKind", "prefill", "RMSNORM_FLOPS", "ROPE_FLOPS",
+    "sequences_that_fit", "Sharding", "SILU_MUL_FLOPS", "sm_utilisation", "SMALL_OPS", "time_by_category",
+    "time_by_part", "usable_memory", "VLLM_GPU_MEMORY_UTILIZATION"
 ]

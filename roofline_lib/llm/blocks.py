@@ -175,6 +175,8 @@ def _moe_mlp_block(m, tokens, dt):
 
 
 def mlp_block(m, tokens, dt, moe):
+    """One layer's MLP half as kernels: RMSNorm, the dense or mixture-of-experts MLP over ``tokens`` tokens, the
+    residual add."""
     h = m.hidden_size
     body = _moe_mlp_block(m, tokens, dt) if moe else _dense_mlp_block(m, tokens, dt)
     return total("MLP block", [_elementwise(k.RMSNORM, tokens * h, RMSNORM_FLOPS, 1, dt), body,

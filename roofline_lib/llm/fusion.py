@@ -21,7 +21,9 @@ def gated_mlp_chain(tokens, hidden, intermediate, dtype="bf16", *, fused=False):
     Unfused (5 kernels): gate matmul writes G, up matmul writes U, SiLU reads G writes A,
     multiply reads A and U writes P, down matmul reads P: [tokens, intermediate] arrays cross
     memory 8 times, and x is read twice. Fused (2 kernels): one gate+up matmul whose epilogue
-    applies SiLU and the multiply writes only P, which the down matmul reads (2 crossings)."""
+    applies SiLU and the multiply writes only P, which the down matmul reads (2 crossings).
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb)."""
     n, h, i = positive("tokens", tokens), positive("hidden", hidden), positive("intermediate", intermediate)
     size = bytes_per_element(dtype)
     if fused:
@@ -44,7 +46,9 @@ def attention_chain(batch, heads, kv_heads, q_len, kv_len, head_dim, dtype="bf16
     """Attention as kernels. Fused (FlashAttention): Q, K, V read and O written once; the score
     matrix stays on chip. Unfused: S = QK^T is written, softmax reads S and writes P (scale and
     mask folded into the softmax kernel), PV reads P: the [batch, heads, q_len, kv_len] scores
-    cross memory 4 times."""
+    cross memory 4 times.
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb)."""
     B, H, Hkv = positive("batch", batch), positive("heads", heads), positive("kv_heads", kv_heads)
     T, S, d = positive("q_len", q_len), positive("kv_len", kv_len), positive("head_dim", head_dim)
     size = bytes_per_element(dtype)

@@ -75,7 +75,9 @@ def max_batch(model, hw, context, *, n_chips=1, weight_dtype="bf16", kv_dtype="b
     """The most sequences of ``context`` positions whose KV cache fits beside the weights in the usable memory
     of ``n_chips`` chips, weights and cache split evenly (0 where the weights alone do not fit; see
     ``usable_memory``; ``rl.parallel.tp_max_batch`` for a cache that splits only by KV head). Vectorised
-    over context."""
+    over context.
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb); also used in chapter 11."""
     m, hw = get_model(model), get_accelerator(hw)
     n = positive("n_chips", n_chips, integer=True)
     usable = usable_memory_unchecked(hw, *memory_share(usable_fraction, reserved_bytes))

@@ -19,7 +19,9 @@ from ..specs.models import get_model
 
 def sm_utilisation(blocks, compute_units):
     """Share of a chip's SMs busy when ``blocks`` equal thread blocks run in waves of
-    ``compute_units``: blocks / (SMs x waves). Fewer blocks than SMs leaves SMs idle. Vectorised."""
+    ``compute_units``: blocks / (SMs x waves). Fewer blocks than SMs leaves SMs idle. Vectorised.
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb)."""
     blocks = positive("blocks", blocks)
     units = positive("compute_units", compute_units, integer=True)
     waves = np.ceil(blocks / units)
@@ -29,7 +31,9 @@ def sm_utilisation(blocks, compute_units):
 def decode_attention_blocks(model, batch, splits=1):
     """Thread blocks of a decode attention kernel: FlashAttention-2 launches one per (sequence,
     query head), since a decode step has a single query block; FlashDecoding also splits the KV
-    sequence into ``splits`` chunks, each its own block (partial results merged afterwards)."""
+    sequence into ``splits`` chunks, each its own block (partial results merged afterwards).
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb)."""
     m = get_model(model)
     return positive("batch", batch) * m.num_heads * positive("splits", splits)
 
@@ -39,7 +43,9 @@ def flash_decoding_splits(model, hw, batch, context, min_chunk=256, max_splits=1
     (one block per SM) is within 85 % of the best over 1..max_splits, with chunks no shorter than
     ``min_chunk`` positions. A simplification of flash-attn's ``num_splits_heuristic``, which counts two
     blocks per SM and skips split counts that do not shorten the chunks (``flash_attn_num_splits``).
-    Vectorised over batch and context."""
+    Vectorised over batch and context.
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb)."""
     hw = get_accelerator(hw)
     if hw.compute_units is None:
         raise ValueError(f"{hw.name} has no SM/CU count in its data file; the occupancy model needs one")
@@ -81,7 +87,9 @@ def flash_attn_num_splits_heuristic(batch_nheads_mblocks, num_sms, num_n_blocks,
 def flash_attn_num_splits(model, hw, batch, context, q_len=1):
     """The KV splits flash-attn 2 picks for a decode attention call (``set_params_splitkv``): blocks of
     64 queries, KV blocks of 256/128/64 positions for head_dim <= 64/<= 128/larger, and two thread
-    blocks per SM (128 threads each). Scalars only."""
+    blocks per SM (128 threads each). Scalars only.
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb)."""
     m, hw = get_model(model), get_accelerator(hw)
     if hw.compute_units is None:
         raise ValueError(f"{hw.name} has no SM count in its data file; flash-attn's rule needs one")
@@ -94,7 +102,9 @@ def flash_attn_num_splits(model, hw, batch, context, q_len=1):
 
 def decode_attention_time(model, hw, batch, context, kv_dtype="bf16", splits=1):
     """Time of one layer's decode attention if it streams the KV cache at the chip's bandwidth times
-    the SM utilisation (the assumption: each busy SM draws at most its share, bandwidth / SMs)."""
+    the SM utilisation (the assumption: each busy SM draws at most its share, bandwidth / SMs).
+
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb)."""
     hw = get_accelerator(hw)
     m = get_model(model)
     if hw.compute_units is None:

@@ -1,10 +1,13 @@
 """LLM inference as workloads: the FLOPs and bytes of prefill and of one decode step.
 
-    m = rl.get_model("llama-2-13b")
-    w = rl.prefill(m, batch=1, prompt_len=512)          # the whole prompt in one forward pass
-    w = rl.decode_step(m, batch=1, context=544)         # one new token per sequence
-    rl.estimate(w, "A100").lower                        # seconds
-    time_by_part(w, "A100")                             # where the time goes
+    >>> import roofline_lib as rl
+    >>> m = rl.get_model("llama-2-13b")
+    >>> rl.prefill(m, batch=1, prompt_len=512)          # the whole prompt in one forward pass
+    Workload('Llama-2-13B prefill', flops=13.103 TFLOP, bytes=35.413 GB, intensity=370 FLOP/B, dtype='bf16')
+    >>> w = rl.decode_step(m, batch=1, context=544)     # one new token per sequence
+    >>> rl.units.seconds(rl.estimate(w, "A100").lower)
+    '12.833 ms'
+    >>> parts = rl.llm.time_by_part(w, "A100")          # where the time goes
 
 A step is a sum of per-layer operations (``blocks``, each part typed by ``parts``: RMSNorm, QKV projection, RoPE, KV
 cache write, attention, output projection, residual add, MLP projections, SiLU x up, LM head ...),
@@ -41,7 +44,9 @@ from .parts import CATEGORIES, KINDS
 
 def prefill(model, batch, prompt_len, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """The forward pass over ``prompt_len`` prompt tokens of ``batch`` sequences (causal attention);
-    fills the KV cache and yields each sequence's first generated token. Vectorised."""
+    fills the KV cache and yields each sequence's first generated token. Vectorised.
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb); also used in chapters 06, 11."""
     return prefill_unchecked(get_model(model), positive("batch", batch, integer=True),
                              positive("prompt_len", prompt_len, integer=True),
                              dtypes(weight_dtype, kv_dtype, compute_dtype))
@@ -56,7 +61,9 @@ def prefill_unchecked(m, batch, prompt_len, dt):
 def decode_step(model, batch, context, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """One decode step: one new token for each of ``batch`` sequences, attending to ``context``
     positions (the KV cache, the new token included). Reads every weight (MoE: the experts used)
-    and the whole KV cache once. Vectorised."""
+    and the whole KV cache once. Vectorised.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 04, 05, 06, 08, 09, 10, 11."""
     return decode_step_unchecked(get_model(model), positive("batch", batch, integer=True),
                                  positive("context", context, integer=True),
                                  dtypes(weight_dtype, kv_dtype, compute_dtype))
@@ -115,7 +122,9 @@ def category_of(part):
 
 def time_by_category(workload, hw, dtype=None):
     """{category: seconds}, every category of ``CATEGORIES`` present (0 where none), parts at their own
-    roofline bound (parts of one name added first, as ``time_by_part`` adds them). Vectorised."""
+    roofline bound (parts of one name added first, as ``time_by_part`` adds them). Vectorised.
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb)."""
     by_name, category = {}, {}
     for p in estimate(workload, hw, dtype).parts:
         name = p.workload.name
@@ -130,7 +139,9 @@ def time_by_category(workload, hw, dtype=None):
 def kernel_sum_time(workload, hw, dtype=None):
     """The step's time if its kernels run one after another, each at its own roofline bound:
     sum of max(t_math, t_mem) over parts. Lies between estimate().lower and .no_overlap (the
-    no-overlap time at peak rates; neither is a bound on what real kernels take)."""
+    no-overlap time at peak rates; neither is a bound on what real kernels take).
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb)."""
     return sum(p.lower for p in estimate(workload, hw, dtype).parts)
 
 

@@ -7,9 +7,6 @@ real model's decode step on it (``decode``) and the course's own measurements ke
 from .device import DeviceProfile, measure_device
 from .launch import KEPT_BY_FUSION, ONCE_PER_STEP, Trace, decode_kernel_count, decode_kernel_times, simulate_queue
 from .microbench import (
-    MEMORY_FRACTION,
-    STREAM_WORDS,
-    TRIAD_SCALAR,
     NotEnoughMemoryError,
     StreamKernels,
     Timing,
@@ -17,7 +14,6 @@ from .microbench import (
     horner,
     horner_flops,
     random_fill,
-    require_nonzero,
     stream_bytes,
     strided_bytes,
     time_kernel,
@@ -45,11 +41,10 @@ def __getattr__(name):
 
 
 __all__ = [
-    "DeviceProfile", "DeviceRecord", "measure_device", "own_measurements",
-    "agreement", "check_allocation", "decode_kernel_count", "decode_kernel_times", "has_simd", "horner",
-    "horner_flops", "KEPT_BY_FUSION", "MachineProfile", "measure_cache_bandwidth", "measure_machine",
-    "measure_matmul_peak", "measure_matmul_peaks", "measure_overhead", "MEMORY_FRACTION", "memory_roof",
-    "NotEnoughMemoryError", "ONCE_PER_STEP", "OVERHEAD_PERCENTILE", "random_fill", "require_nonzero",
-    "simulate_queue", "stream_bytes", "STREAM_WORDS", "StreamKernels", "strided_bytes", "time_kernel", "Timing",
-    "Trace", "TRIAD_SCALAR"
+    "DeviceProfile", "DeviceRecord", "measure_device", "own_measurements", "agreement", "check_allocation",
+    "random_fill", "decode_kernel_count", "decode_kernel_times", "has_simd", "horner", "horner_flops",
+    "KEPT_BY_FUSION", "MachineProfile", "measure_cache_bandwidth", "measure_machine", "measure_matmul_peak",
+    "measure_matmul_peaks", "measure_overhead", "memory_roof", "NotEnoughMemoryError", "ONCE_PER_STEP",
+    "OVERHEAD_PERCENTILE", "simulate_queue", "stream_bytes", "StreamKernels", "strided_bytes", "time_kernel",
+    "Timing", "Trace"
 ]

@@ -23,7 +23,8 @@ import math
 
 from ..core.checks import positive
 from ..specs.models import get_model
-from .device import _timer, _torch, pick_device, time_on_device
+from .device import pick_device
+from .torch_timing import _timer, _torch, time_on_device
 
 TORCH_DTYPES = ("fp32", "bf16", "fp16")
 ROPE_THETA = 500_000.0  # Llama 3's; the rotation's angles change no FLOP or byte
@@ -105,12 +106,15 @@ class DecodeModel:
         return out if self.lm_head is self.embed else out + [self.lm_head]
 
     def n_params(self):
+        """Elements of every weight tensor the step reads."""
         return sum(w.numel() for w in self.tensors())
 
     def weight_bytes(self):
+        """Bytes of every weight tensor the step reads, as allocated."""
         return sum(w.numel() * w.element_size() for w in self.tensors())
 
     def kv_bytes(self):
+        """Bytes of the K and V caches, as allocated."""
         return 2 * self.k_cache.numel() * self.k_cache.element_size()
 
     # ------------------------------------------------------------------ the arithmetic

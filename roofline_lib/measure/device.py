@@ -31,39 +31,14 @@ import dataclasses
 import statistics
 import time
 
-import numpy as np
-
 from ..specs.hardware import Accelerator
 from . import system
-from .microbench import NotEnoughMemoryError, Timing
+from .microbench import NotEnoughMemoryError
+from .torch_timing import INSTALL, EventTimer, SyncTimer, _timer, _torch, time_on_device, timer_for, torch_status
 
-INSTALL = ('measure_device needs PyTorch, an optional extra of the course: from the course\'s folder run '
-           'pip install ".[gpu]" (or pip install torch; on a Linux machine without an NVIDIA GPU the CPU build, '
-           'pip install torch --index-url https://download.pytorch.org/whl/cpu, under 1 GB installed instead of '
-           'several GB)')
 GPU_FLUSH_BYTES = 256 * 2**20  # mamf-finder's L2 flush: 256 MiB, larger than any GPU's L2 so far
 DEVICES = ("cuda", "mps", "cpu")
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise ModuleNotFoundError(INSTALL) from None
-    except Exception as exc:  # installed, but broken here (a build for another platform, a missing library)
-        raise ModuleNotFoundError(f"PyTorch is installed but does not import here ({type(exc).__name__}: "
-                                  f"{str(exc).splitlines()[0][:160]}); reinstall it: {INSTALL}") from None
-    return torch
-
-
-def torch_status():
-    """None where PyTorch imports, else the reason it does not and what to install (for a notebook to print)."""
-    try:
-        _torch()
-    except ModuleNotFoundError as exc:
-        return str(exc)
-    return None
 
 
 # ------------------------------------------------------------------ what the device is
@@ -174,68 +149,6 @@ def plan(info, quick=False):
     return Plan(native_dtypes(info), n, sizes, flush, 5 if quick else 11, needs)
 
 
-# ------------------------------------------------------------------ timing
-
-class EventTimer:
-    """Times a call between two CUDA events on the device's stream: the kernel's time, not the launch's."""
-
-    def __init__(self, event_factory, synchronize):
-        self.event, self.synchronize = event_factory, synchronize
-
-    def __call__(self, fn):
-        start, end = self.event(), self.event()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3  # events report milliseconds
-
-
-class SyncTimer:
-    """Times a call between two synchronisations on the host's clock (mps, cpu)."""
-
-    def __init__(self, synchronize, clock=time.perf_counter):
-        self.synchronize, self.clock = synchronize, clock
-
-    def __call__(self, fn):
-        self.synchronize()
-        start = self.clock()
-        fn()
-        self.synchronize()
-        return self.clock() - start
-
-
-def time_on_device(fn, timer, *, repeats=7, warmup=2, flush=None):
-    """A ``Timing`` of ``fn``: ``warmup`` untimed calls, then ``repeats`` timed ones, each after ``flush()``
-    (outside the timed region). Raises ValueError if the timer gives a non-positive time."""
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        if flush is not None:
-            flush()
-        samples.append(timer(fn))
-    samples = np.array(samples, dtype=float)
-    if not np.all(np.isfinite(samples)) or np.any(samples <= 0):
-        raise ValueError(f"the timer gave non-positive or non-finite times ({samples}): the call is shorter than "
-                         "the clock's resolution; time a larger one")
-    return Timing(samples)
-
-
-def timer_for(device, torch=None):
-    """The timer ``measure_device`` uses on ``device``: CUDA events on a GPU, synchronize + perf_counter elsewhere."""
-    return _timer(torch or _torch(), device)
-
-
-def _timer(torch, device):
-    kind = device.split(":")[0]
-    if kind == "cuda":
-        return EventTimer(lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
-    if kind == "mps":
-        return SyncTimer(torch.mps.synchronize)
-    return SyncTimer(lambda: None)
-
-
 # ------------------------------------------------------------------ the profile
 
 @dataclasses.dataclass(frozen=True)
@@ -259,6 +172,8 @@ class DeviceProfile:
     date: str
 
     def summary(self):
+        """The measurement as printable lines: bandwidths, matmul peaks per dtype, launch costs, each with its
+        spread."""
         lines = [f"{self.info.name} ({self.device}, torch {self.torch_version}), measured {self.date}"]
         for kernel, bw in self.bandwidth.items():
             t = self.timings[f"stream {kernel}"]
@@ -296,7 +211,9 @@ def _matmul_inputs(torch, dtype, n, device):
 
 def measure_device(device=None, quick=False):
     """Measure ``device`` (None: cuda, else mps, else cpu) with PyTorch: a ``DeviceProfile`` whose
-    ``.accelerator`` drops into every chapter that takes a chip (module docstring for the methods)."""
+    ``.accelerator`` drops into every chapter that takes a chip (module docstring for the methods).
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     torch = _torch()
     device = pick_device(device, torch)
     info = device_info(device, torch)
@@ -346,7 +263,9 @@ def measure_device(device=None, quick=False):
 
 def launch_costs(device=None, quick=True):
     """Only the launch measurement of ``measure_device``: ({"issue", "round trip"} seconds per launch, {"eager",
-    "graph"} seconds per kernel of a chain on CUDA or {}, {what was skipped: why})."""
+    "graph"} seconds per kernel of a chain on CUDA or {}, {what was skipped: why}).
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb)."""
     torch = _torch()
     device = pick_device(device, torch)
     skipped = {}

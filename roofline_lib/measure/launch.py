@@ -73,6 +73,7 @@ class Trace:
 
     @property
     def busy(self):
+        """Seconds the device spent running kernels."""
         return float(self.durations.sum())
 
     @property
@@ -82,6 +83,7 @@ class Trace:
 
     @property
     def idle_fraction(self):
+        """Share of the whole time the device waited for work."""
         return self.idle / self.total
 
 
@@ -101,7 +103,9 @@ def _time(name, value):
 
 def simulate_queue(durations, launch_cost, synchronous=False, device_gap=0.0):
     """Trace of kernels with the given device ``durations`` (s) launched by a CPU at ``launch_cost`` s each;
-    each kernel starts at least ``device_gap`` s after the one before it ended (0: boundaries are free)."""
+    each kernel starts at least ``device_gap`` s after the one before it ended (0: boundaries are free).
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb)."""
     durations = _durations(durations)
     launch_cost, device_gap = _time("launch_cost", launch_cost), _time("device_gap", device_gap)
     start, end = np.empty_like(durations), np.empty_like(durations)
@@ -117,7 +121,9 @@ def simulate_queue(durations, launch_cost, synchronous=False, device_gap=0.0):
 
 def simulate_graph(durations, node_gap=GRAPH_BOUNDARY_S, replay_cost=GRAPH_REPLAY_CPU_S):
     """Trace of the same kernels recorded as a CUDA graph: one replay of ``replay_cost`` s on the CPU, then
-    the nodes back to back on the device, ``node_gap`` s apart (the boundary cost a graph does not remove)."""
+    the nodes back to back on the device, ``node_gap`` s apart (the boundary cost a graph does not remove).
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb)."""
     durations = _durations(durations)
     node_gap, replay_cost = _time("node_gap", node_gap), _time("replay_cost", replay_cost)
     gaps = replay_cost + node_gap * np.arange(durations.size)
@@ -134,6 +140,8 @@ def decode_kernel_times(model, hw, batch, context, *, fused=False, weight_dtype=
     kernels, the same FLOPs, and the folded parts' reads and writes of activations gone (they stay in
     registers); the KV-cache write still goes to memory. (A folded norm's weight vector, a few kB, is
     counted as gone too.) Dense models only.
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb).
     """
     m = get_model(model)
     if getattr(m, "moe_layers", 0):
@@ -187,7 +195,9 @@ EAGER_KERNELS_PER_STEP = 10
 
 def eager_kernel_times(model, hw, batch, context, *, weight_dtype="bf16", kv_dtype="bf16"):
     """Device time (s) of each kernel eager PyTorch launches for one decode step, in launch order: each part's
-    roofline time shared evenly by its ``EAGER_KERNELS`` kernels, and the per-step extras (about free)."""
+    roofline time shared evenly by its ``EAGER_KERNELS`` kernels, and the per-step extras (about free).
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb)."""
     per_part = decode_kernel_times(model, hw, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     m = get_model(model)
     step = decode_step_unchecked(m, 1, 1, dtypes(weight_dtype, kv_dtype)).leaves()
@@ -198,7 +208,9 @@ def eager_kernel_times(model, hw, batch, context, *, weight_dtype="bf16", kv_dty
 
 
 def decode_kernel_count(model, fused=False):
-    """Kernels one decode step launches (one per part and layer; ``fused``: matmuls and attention only)."""
+    """Kernels one decode step launches (one per part and layer; ``fused``: matmuls and attention only).
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb)."""
     return int(decode_kernel_times(model, "H200", 1, 1, fused=fused).size)
 
 

@@ -28,7 +28,9 @@ class NotEnoughMemoryError(MemoryError):
 
 
 def check_allocation(nbytes, available=None, fraction=MEMORY_FRACTION):
-    """Refuse to allocate ``nbytes`` if that is more than ``fraction`` of the available memory."""
+    """Refuse to allocate ``nbytes`` if that is more than ``fraction`` of the available memory.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     available = system.memory()[1] if available is None else available
     limit = fraction * available
     if nbytes > limit:
@@ -69,14 +71,17 @@ class Timing:
 
     @property
     def median(self):
+        """The median of the samples, seconds."""
         return float(np.median(self.samples))
 
     @property
     def min(self):
+        """The fastest sample, seconds."""
         return float(np.min(self.samples))
 
     @property
     def max(self):
+        """The slowest sample, seconds."""
         return float(np.max(self.samples))
 
     @property
@@ -112,6 +117,8 @@ def time_kernel(fn, *args, repeats=7, warmup=1, number=None, min_sample_time=2e-
     chosen so a sample lasts at least ``min_sample_time`` (the clock's resolution and a single
     call's jitter then stop mattering). Positional array arguments are the inputs and must not be
     all zeros; pass output buffers as keywords (``out=``), they are not checked.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb); also used in chapter 08.
     """
     if not callable(fn):
         raise ValueError(f"time_kernel needs a callable, got {type(fn).__name__}")
@@ -151,6 +158,8 @@ def random_fill(arrays, threads, seed=0, tile=1 << 16):
 
     One random tile is copied over each array, so the fill runs at memory speed and the
     pages are first touched by the threads that later use them.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb).
     """
     rng = np.random.default_rng(seed)
     source = 1.0 + rng.random(tile)
@@ -211,15 +220,19 @@ class StreamKernels:
             add(a, b, out=a)
 
     def copy(self):
+        """STREAM copy, c = a, over every thread's part of the arrays."""
         list(self.pool.map(self._copy_part, range(len(self.parts))))
 
     def add(self):
+        """STREAM add, c = a + b, over every thread's part of the arrays."""
         list(self.pool.map(self._add_part, range(len(self.parts))))
 
     def triad(self):
+        """STREAM triad, a = b + s c, over every thread's part of the arrays."""
         list(self.pool.map(self._triad_part, range(len(self.parts))))
 
     def close(self):
+        """Stop the threads and let the arrays go."""
         self.pool.shutdown()
         self.a = self.b = self.c = self.blocks = None
 
@@ -231,6 +244,8 @@ def horner(x, degree, out, block=1 << 14):
     grow with ``degree`` (exactly one multiply and one add per degree and element, starting
     from y = 1, so ``horner_flops`` is the count executed): the knob of the "raise the FLOPs
     at fixed bytes" experiment.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb).
     """
     degree = int(degree)
     if degree < 1:
@@ -246,7 +261,9 @@ def horner(x, degree, out, block=1 << 14):
 
 
 def horner_flops(n, degree):
-    """FLOPs of ``horner`` over n elements: one multiply and one add per degree and element."""
+    """FLOPs of ``horner`` over n elements: one multiply and one add per degree and element.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     return 2.0 * degree * n
 
 
@@ -255,6 +272,8 @@ def strided_bytes(n, stride, itemsize=8, line=64):
 
     Memory moves whole cache lines: reading with stride s fetches min(s * itemsize, line)
     bytes per element used, so a stride is a knob that raises the bytes at fixed FLOPs.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb).
     """
     if stride < 1 or n <= 0:
         raise ValueError(f"stride must be >= 1 and n > 0, got stride={stride}, n={n}")

@@ -82,6 +82,7 @@ class MachineProfile:
                                    mem_bandwidth=self.cache_bandwidth)
 
     def summary(self):
+        """The measurement as printable lines: load, bandwidths, matmul peaks and overhead, each with its spread."""
         load = ("no load average on this platform" if self.load_average[0] is None else
                 f"1-min load {self.load_average[0]:.2f} -> {self.load_average[1]:.2f}")
         lines = [f"{self.accelerator.name}: {self.platform}, {self.threads} threads, {self.seconds:.1f} s, {load}"]
@@ -201,6 +202,8 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
 
     Figures the operating system could not give (load average, memory, cache sizes) are replaced by
     stated assumptions, listed in the profile's ``warnings``.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb); also used in chapter 08.
     """
     start = time.perf_counter()
     info = system.probe()
@@ -287,7 +290,9 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
 
 def has_simd(machine=None):
     """True on CPUs whose vector units do twice the fp32 operations of fp64 per instruction
-    (x86-64's SSE/AVX, arm64's NEON): there a sound measurement finds fp32 faster than fp64."""
+    (x86-64's SSE/AVX, arm64's NEON): there a sound measurement finds fp32 faster than fp64.
+
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
     import platform as _platform
 
     machine = (machine or _platform.machine()).lower()

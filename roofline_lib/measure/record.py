@@ -80,7 +80,8 @@ def record_device(device=None, *, quick=False, model=DEFAULT_MODEL, decodes=None
     device's free memory is skipped and said so."""
     from ..llm.steps import decode_step
     from .decode import DecodeModel, _refuse_unbuilt, measure_decode
-    from .device import _torch, measure_device
+    from .device import measure_device
+    from .torch_timing import _torch
 
     torch = _torch()
     m = get_model(model)
@@ -194,6 +195,7 @@ class DeviceRecord:
 
     @property
     def name(self):
+        """The device's name as torch reports it."""
         return self.data["device"]["name"]
 
     @property
@@ -213,6 +215,7 @@ class DeviceRecord:
 
     @property
     def decodes(self):
+        """The decode steps timed, each a table of its settings, times and bounds."""
         return self.data.get("decode", [])
 
     def problems(self):
@@ -239,6 +242,8 @@ class DeviceRecord:
 
 
 def load_record(path):
+    """A ``DeviceRecord`` from a file ``python -m roofline_lib.measure.record`` wrote; a ValueError naming the file
+    where it is not one."""
     path = pathlib.Path(path)
     with open(path, "rb") as f:
         data = tomllib.load(f)
@@ -276,6 +281,8 @@ def _summary(rec):
 
 
 def main(argv=None):
+    """``python -m roofline_lib.measure.record``: measure this device and a model's decode steps, write the record; exit
+    1 on a problem found, 2 where nothing could be measured."""
     ap = argparse.ArgumentParser(prog="python -m roofline_lib.measure.record", description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default=None, help="cuda, cuda:N, mps or cpu (default: the first torch can use)")
     ap.add_argument("--quick", action="store_true", help="fewer sizes and repeats, one decode step")

@@ -252,6 +252,9 @@ def last_level_cache(platform=None, sysfs=SYSFS_CACHE):
 
 @dataclasses.dataclass(frozen=True)
 class SystemInfo:
+    """What the operating system says about this machine: platform, load, memory (bytes), cores, caches, and a warning
+    for each figure it could not read."""
+
     platform: str  # linux | macos | windows | other
     load_average: object  # 1-minute load, or None where the platform has none
     total_memory: int  # bytes

@@ -1,5 +1,5 @@
-"""One model on several chips: the bytes and times of collectives over a link (``collectives``),
-and tensor, pipeline and expert parallelism and replicas built on them (``parallel``).
+"""One model on several chips: the bytes and times of collectives over a link (``collectives``; NCCL's own
+cost model in ``nccl``), and tensor, pipeline and expert parallelism and replicas built on them (``parallel``).
 """
 
 from .collectives import (
@@ -9,7 +9,6 @@ from .collectives import (
     NCCL_STEP_LATENCY,
     allgather_bytes,
     allreduce_time_on,
-    allreduce_time_on_unchecked,
     alltoall_bytes,
     alltoall_time_on,
     canonical_link,
@@ -17,7 +16,6 @@ from .collectives import (
     megatron_layer_bytes,
     reduce_scatter_bytes,
     ring_allreduce_bytes,
-    ring_allreduce_bytes_unchecked,
     ring_allreduce_steps,
     ring_allreduce_time,
     send_time_on,
@@ -39,11 +37,10 @@ from .parallel import (
 )
 
 __all__ = [
-    "allgather_bytes", "allreduce_time_on", "allreduce_time_on_unchecked", "alltoall_bytes", "alltoall_time_on",
-    "canonical_link", "ep_decode_step", "kv_shards", "LINK_ALIASES", "link_bandwidth", "LINKS",
-    "megatron_layer_bytes", "MultiChipEstimate", "NCCL_BASE_LATENCY", "NCCL_STEP_LATENCY", "pp_decode_step",
-    "reduce_scatter_bytes", "replica_decode_step", "ring_allreduce_bytes", "ring_allreduce_bytes_unchecked",
-    "ring_allreduce_steps", "ring_allreduce_time", "send_time_on", "tensor_parallel_matmul_bytes", "TERMS",
-    "tp_decode_step", "tp_max_batch", "tp_prefill", "transfer_time", "weight_gathered_crossover_tokens",
-    "weight_gathered_layer_bytes"
+    "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "canonical_link", "ep_decode_step",
+    "kv_shards", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes", "MultiChipEstimate",
+    "NCCL_BASE_LATENCY", "NCCL_STEP_LATENCY", "pp_decode_step", "reduce_scatter_bytes", "replica_decode_step",
+    "ring_allreduce_bytes", "ring_allreduce_steps", "ring_allreduce_time", "send_time_on",
+    "tensor_parallel_matmul_bytes", "TERMS", "tp_decode_step", "tp_max_batch", "tp_prefill", "transfer_time",
+    "weight_gathered_crossover_tokens", "weight_gathered_layer_bytes"
 ]

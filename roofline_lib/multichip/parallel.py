@@ -73,18 +73,22 @@ class MultiChipEstimate:
 
     @property
     def terms(self):
+        """{"compute": t_math, "memory": t_mem, "communication": t_comm}, seconds per chip."""
         return {"compute": self.t_math, "memory": self.t_mem, "communication": self.t_comm}
 
     @property
     def overlapped(self):
+        """The largest term (plus idle time): compute, memory and communication fully overlapped."""
         return np.maximum(np.maximum(self.t_math, self.t_mem), self.t_comm) + self.t_idle
 
     @property
     def sequential(self):
+        """The sum of the terms (plus idle time): nothing overlapped."""
         return self.t_math + self.t_mem + self.t_comm + self.t_idle
 
     @property
     def exposed(self):
+        """max(t_math, t_mem) + t_comm (plus idle time): kernels overlap, communication waits."""
         return np.maximum(self.t_math, self.t_mem) + self.t_comm + self.t_idle
 
     @property
@@ -113,6 +117,7 @@ class MultiChipEstimate:
 
     @property
     def fits(self):
+        """Whether one chip's weights and KV cache fit in its usable memory."""
         return np.asarray(self.memory_per_chip) <= self.usable_memory
 
     def mean(self):
@@ -212,7 +217,9 @@ def tp_decode_step(model, hw, batch, context, n_chips, link="nvlink", *, weight_
     t_mem: each chip reads 1/n of the weights and its share of the KV cache; t_math: 1/n of the
     FLOPs; t_comm: 2 ring all-reduces per layer of the [batch, hidden] activations in
     ``compute_dtype`` (the weights' dtype does not change them), timed by ``collectives.allreduce_time_on``.
-    Vectorised over batch and context."""
+    Vectorised over batch and context.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     link = _link(link)
     s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
                                                        reserved_bytes))
@@ -225,7 +232,9 @@ def tp_decode_step(model, hw, batch, context, n_chips, link="nvlink", *, weight_
 def tp_prefill(model, hw, batch, prompt_len, n_chips, link="nvlink", *, weight_dtype="bf16", kv_dtype="bf16",
                compute_dtype="bf16", usable_fraction=1.0, reserved_bytes=0.0):
     """The prefill of ``batch`` prompts of ``prompt_len`` tokens under tensor parallelism: the same
-    split as ``tp_decode_step``, with all-reduces of [batch x prompt_len, hidden]. Vectorised."""
+    split as ``tp_decode_step``, with all-reduces of [batch x prompt_len, hidden]. Vectorised.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     link = _link(link)
     s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
                                                        reserved_bytes))
@@ -238,7 +247,9 @@ def tp_prefill(model, hw, batch, prompt_len, n_chips, link="nvlink", *, weight_d
 def tp_max_batch(model, hw, context, n_chips, *, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=1.0,
                  reserved_bytes=0.0):
     """The most sequences of ``context`` positions whose KV cache fits beside 1/n of the weights on each
-    of ``n_chips`` chips under tensor parallelism (0 where the weights alone do not fit). Vectorised."""
+    of ``n_chips`` chips under tensor parallelism (0 where the weights alone do not fit). Vectorised.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, usable_fraction=usable_fraction,
               reserved_bytes=reserved_bytes)
     n = int(positive("n_chips", n_chips, integer=True))
@@ -263,7 +274,9 @@ def pp_decode_step(model, hw, batch, context, n_stages, link="nvlink", *, microb
     for max(n - m, 0) of them: t_idle = max(n - m, 0) / m x busy. No bubble once m >= n; with one
     microbatch the step takes as long as on one chip (pipelining buys capacity, not latency).
     ``schedule="flushed"`` (GPipe, as in training): the pipeline drains after every step, so it idles
-    for its fill and drain, t_idle = (n - 1) / m x busy, however many steps follow."""
+    for its fill and drain, t_idle = (n - 1) / m x busy, however many steps follow.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     if schedule not in ("steady", "flushed"):
         raise ValueError(f"schedule must be 'steady' (microbatches stay in flight, a decode server) or "
                          f"'flushed' (drained after every step, GPipe); got {schedule!r}")
@@ -299,7 +312,9 @@ def ep_decode_step(model, hw, batch, context, n_chips, link="nvlink", *, weight_
     Per chip: the non-expert parts of its own sequences (all their weights, its sequences' KV cache),
     1/n of the experts' work for the whole batch (the experts any token touches, under uniform
     routing), and per MoE layer two all-to-alls (dispatch and combine): each of its tokens' hidden
-    vector goes to ``experts_per_token`` experts, (n - 1)/n of them on other chips."""
+    vector goes to ``experts_per_token`` experts, (n - 1)/n of them on other chips.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     s, n = _common(model, hw, n_chips, link, _options(weight_dtype, kv_dtype, compute_dtype, usable_fraction,
                                                        reserved_bytes))
     m, hw = s.model, s.hw
@@ -335,7 +350,9 @@ def ep_decode_step(model, hw, batch, context, n_chips, link="nvlink", *, weight_
 def replica_decode_step(model, hw, batch, context, n_chips, *, weight_dtype="bf16", kv_dtype="bf16",
                         compute_dtype="bf16", usable_fraction=1.0, reserved_bytes=0.0):
     """``batch`` sequences served by ``n_chips`` independent copies of the model, ceil(batch / n)
-    sequences each: no communication at all, but every chip must hold the whole model."""
+    sequences each: no communication at all, but every chip must hold the whole model.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
     s = setup(model, hw, **_options(weight_dtype, kv_dtype, compute_dtype, usable_fraction, reserved_bytes))
     m, hw = s.model, s.hw
     n = int(positive("n_chips", n_chips, integer=True))

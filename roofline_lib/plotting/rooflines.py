@@ -29,6 +29,14 @@ def roof_curve(hw, dtype="bf16", intensity_range=DEFAULT_INTENSITY_RANGE, points
 RIDGE_SIDES = (((4, 6), "left", "bottom"), ((4, -6), "left", "top"), ((4, 18), "left", "bottom"),
                ((4, -18), "left", "top"), ((14, 6), "left", "bottom"), ((14, -6), "left", "top"),
                ((-4, 6), "right", "bottom"), ((-4, -6), "right", "top"))
+
+
+def below_first(sides=RIDGE_SIDES):
+    """The same places, those under the roof first (in their order), then those above: a live figure's ridge
+    label keeps below its roof, clear of the operating point that moves above it."""
+    return tuple(sorted(sides, key=lambda side: side[0][1] > 0))
+
+
 # Where a label may sit beside the point it names: (offset in points, horizontal, vertical alignment),
 # in the order they are tried. Below-right first: a point on (or under) a roof has the roof above it
 # to the right, since a roof never falls as intensity grows; above-left next, for a point above a roof.
@@ -117,6 +125,8 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
     workload_labels "top" (default) or "bottom": where the workloads' labels hang, so
                     that they can keep clear of the roofs and the ridge labels
     Returns (fig, ax).
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 06, 07.
     """
     if workload_labels not in ("top", "bottom"):
         raise ValueError(f"workload_labels must be 'top' or 'bottom', got {workload_labels!r}")

@@ -20,7 +20,9 @@ def achieved_fractions(hw):
 
 
 def calibrated(hw):
-    """``hw`` with every peak and its bandwidth scaled to what benchmarks reach (``achieved_fractions``)."""
+    """``hw`` with every peak and its bandwidth scaled to what benchmarks reach (``achieved_fractions``).
+
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb); also used in chapters 09, 10."""
     hw = get_accelerator(hw)
     compute, memory = achieved_fractions(hw)
     return dataclasses.replace(

@@ -1,8 +1,12 @@
 """A best estimate of a published measurement, beside its lower bound: the same work, with each cost a real
 engine pays named as a term.
 
-    terms = rl.reality.estimate_terms(record, batch)   # Terms(kernels=..., dequant=..., boundaries=..., ...)
-    terms.total                                         # seconds: what ``Comparison.estimate_s`` holds
+    >>> import roofline_lib as rl
+    >>> record = rl.measurements.published_measurements()[0]
+    >>> c = rl.measurements.compare(record)     # the record beside its bound, and its best estimate
+    >>> terms = c.estimate_terms                # Terms(kernels=..., dequant=..., boundaries=..., ...)
+    >>> terms.total == c.estimate_s             # seconds, the sum of the terms
+    True
 
 The lower bound (``records.compare``) runs every byte at the datasheet bandwidth and every FLOP at the datasheet
 peak, with compute and memory overlapped over the whole step. The estimate adds, term by term:
@@ -135,6 +139,7 @@ class Terms:
 
     @property
     def total(self):
+        """The estimate, seconds: the sum of the terms."""
         return sum(getattr(self, n) for n in TERM_NAMES)
 
     def shares(self):

@@ -34,7 +34,9 @@ def kind_of(comparison):
 
 def error_table(comparisons, fitted_on=None):
     """Rows (kind, n fitted, median |error| fitted, n held out, median |error| held out), and an 'all' row; the
-    exercises' records are left out of both. A median is None where a group is empty."""
+    exercises' records are left out of both. A median is None where a group is empty.
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb)."""
     fitted_on = set(E.FITTED_ON if fitted_on is None else fitted_on)
     comparisons = [c for c in comparisons if c.id not in RESERVED_FOR_EXERCISES]
     rows = []

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core.catalog import DATA_DIR, Entry, read_records
 from ..core.dtypes import COMPUTE_FORMAT, canonical_dtype
+from ..llm.memory import max_batch
 from ..llm.steps import decode_step, prefill
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
@@ -118,6 +119,7 @@ class Record:
 
     @property
     def replicas(self):
+        """Copies of the model the record's chips hold (n_chips / replica_chips)."""
         return self.n_chips // self.replica_chips
 
 
@@ -192,7 +194,9 @@ def _record(path, source, r):
 
 
 def published_measurements(directory=MEASUREMENT_DIR):
-    """Every record in ``directory`` (default ``data/measurements/``), file by file."""
+    """Every record in ``directory`` (default ``data/measurements/``), file by file.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     records = [rec for path in sorted(pathlib.Path(directory).glob("*.toml")) for rec in load_measurements(path)]
     seen = set()
     for rec in records:
@@ -229,10 +233,12 @@ class Comparison:
 
     @property
     def source(self):
+        """Where the record was published."""
         return self.record.source
 
     @property
     def id(self):
+        """The record's id in data/measurements/."""
         return self.record.id
 
     @property
@@ -264,16 +270,19 @@ def _steps(rec, batch):
 
 
 def _largest_batch(rec):
-    m, chip = get_model(rec.model), get_accelerator(rec.chip)
-    free = rec.replica_chips * chip.mem_capacity - m.weight_bytes(rec.weight_dtype)
-    batch = int(free // m.kv_cache_bytes(1, (rec.prompt_len or 0) + (rec.output_len or 1), rec.kv_dtype))
+    """The largest batch of the record's sequences that fits on one replica: ``llm.max_batch`` at its default,
+    the whole memory the driver reports (a bound: an engine that keeps some back runs a smaller batch)."""
+    batch = max_batch(rec.model, rec.chip, (rec.prompt_len or 0) + (rec.output_len or 1), n_chips=rec.replica_chips,
+                      weight_dtype=rec.weight_dtype, kv_dtype=rec.kv_dtype)
     if batch < 1:
         raise ValueError(f"record {rec.id!r}: {rec.model} does not fit on {rec.n_chips} x {rec.chip}")
     return batch
 
 
 def compare(rec):
-    """One record against the course's lower bound for the same work (see the module docstring)."""
+    """One record against the course's lower bound for the same work (see the module docstring).
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     chip = get_accelerator(rec.chip)
     # Where the engine picked the batch: for throughput the largest batch that fits (within the engine's
     # published limit) gives the lowest time per token, and for a latency (TTFT, time per token) batch 1
@@ -316,7 +325,9 @@ def _in_flight(rec, measured, batch):
 
 
 def measured_vs_predicted(records=None):
-    """One Comparison per published record (default: every file in ``data/measurements/``)."""
+    """One Comparison per published record (default: every file in ``data/measurements/``).
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb); also used in chapters 06, 09, 10."""
     return [compare(rec) for rec in (published_measurements() if records is None else records)]
 
 

@@ -14,7 +14,14 @@ from .workloads import Workload
 
 
 def attainable_flops(intensity, hw, dtype="bf16"):
-    """min(peak FLOP/s, bandwidth x intensity): the roof at that intensity. Vectorised."""
+    """min(peak FLOP/s, bandwidth x intensity): the roof at that intensity. Vectorised.
+
+    >>> import roofline_lib as rl
+    >>> rl.attainable_flops([100, 1000], "H200") / 1e12   # 4.8 TB/s x 100 FLOP/byte; then the 989.4 TFLOP/s peak
+    array([480. , 989.4])
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 07.
+    """
     hw = get_accelerator(hw)
     intensity = positive("intensity", intensity)
     return np.minimum(hw.peak_flops(dtype), hw.mem_bandwidth * intensity)
@@ -54,6 +61,7 @@ class Estimate:
 
     @property
     def lower(self):
+        """max(t_math, t_mem): compute and memory traffic fully overlapped, a lower bound on the time."""
         return np.maximum(self.t_math, self.t_mem)
 
     @property
@@ -97,6 +105,14 @@ def estimate(workload, hw, dtype=None):
 
     Each part runs at the peak of its own compute dtype (``dtype`` overrides it
     for every part); all bytes move at the chip's memory bandwidth.
+
+    >>> import roofline_lib as rl
+    >>> rl.estimate(rl.matmul(4096, 4096, 4096), "H200")
+    Estimate('matmul' on H200 SXM: t_math=138.911 µs, t_mem=20.972 µs, lower=138.911 µs, no_overlap=159.883 µs,
+    compute-bound)
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 03, 04, 05, 06, 07,
+    08, 09, 10, 11.
     """
     if not isinstance(workload, Workload):
         raise ValueError("estimate() needs a Workload (from rl.matmul, rl.attention, ...), "
@@ -120,6 +136,8 @@ def mbu(workload, seconds, hw, *, n_chips=1):
 
     The share of the bandwidth roof a measured run used. Above 1 would mean the run moved its bytes
     faster than the chips can: a wrong byte count or a wrong measurement. Vectorised over ``seconds``.
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb).
     """
     hw, seconds, n_chips = _measured(workload, seconds, hw, n_chips)
     return workload.bytes / seconds / (n_chips * hw.mem_bandwidth)
@@ -130,6 +148,12 @@ def mfu(workload, seconds, hw, dtype=None, *, n_chips=1):
 
     Each part counts at the peak of its own compute dtype (``dtype`` overrides it for every part),
     so mfu <= 1 exactly when the measured time is at least ``estimate(...).t_math``. Vectorised.
+
+    Use it for work you have as a Workload and a measured time (a kernel, an inference step).
+    ``rl.training.mfu(model, hw, tokens_per_s_per_chip, seq_len)`` is the same quantity from what a training
+    log reports: a token rate, with the model's FLOPs per token counted in a named convention.
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb).
     """
     hw, seconds, n_chips = _measured(workload, seconds, hw, n_chips)
     return estimate(workload, hw, dtype).t_math / (seconds * n_chips)

@@ -48,6 +48,8 @@ def classify_response(t_base, t_more_flops, t_more_bytes, flop_factor, byte_fact
     t_more_flops   time with ``flop_factor`` times the FLOPs (bytes as unchanged as possible)
     t_more_bytes   time with ``byte_factor`` times the bytes (FLOPs unchanged)
     Returns (verdict, flop_response, byte_response); see ``response`` and ``diagnose``.
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapter 07.
     """
     for name, value in (("t_base", t_base), ("t_more_flops", t_more_flops), ("t_more_bytes", t_more_bytes)):
         if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):

@@ -39,7 +39,9 @@ n = sp.Symbol("n", positive=True)  # side of a square matmul
 # ------------------------------------------------------------------ matmul
 
 def matmul_flops():
-    """X[M,K] @ Y[K,N]: Z[i,j] = sum_k X[i,k] Y[k,j], one multiply and one add per (i, j, k)."""
+    """X[M,K] @ Y[K,N]: Z[i,j] = sum_k X[i,k] Y[k,j], one multiply and one add per (i, j, k).
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb); also used in chapter 04."""
     return sp.Sum(2, (k, 1, K), (j, 1, N), (i, 1, M)).doit()
 
 
@@ -49,7 +51,9 @@ def tensor_bytes(bytes_per_elem, *shape):
 
 
 def matmul_bytes(x=b_X, y=b_Y, z=b_Z):
-    """Read X [M,K] and Y [K,N] once, write Z [M,N] once (the ideal a tiled kernel reaches)."""
+    """Read X [M,K] and Y [K,N] once, write Z [M,N] once (the ideal a tiled kernel reaches).
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb)."""
     return tensor_bytes(x, M, K) + tensor_bytes(y, K, N) + tensor_bytes(z, M, N)
 
 
@@ -65,12 +69,16 @@ def dtype_bytes(dtype, b_dtype=None, out_dtype=None):
 
 
 def matmul_intensity_for(dtype="bf16", b_dtype=None, out_dtype=None):
-    """The matmul intensity with the bytes per element of real dtypes put in."""
+    """The matmul intensity with the bytes per element of real dtypes put in.
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb)."""
     return sp.simplify(matmul_intensity().subs(dtype_bytes(dtype, b_dtype, out_dtype)))
 
 
 def large_M_limit(expr):
-    """The intensity when M grows without bound (a batch of tokens much larger than the weights' sides)."""
+    """The intensity when M grows without bound (a batch of tokens much larger than the weights' sides).
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb)."""
     return sp.simplify(sp.limit(expr, M, sp.oo))
 
 
@@ -80,6 +88,8 @@ def critical_M(dtype="bf16", b_dtype=None, out_dtype=None, ridge=R):
     Solved from intensity(M) = ridge. It exists only where N and K are large
     enough that the M -> infinity limit lies above the ridge; otherwise the
     matmul never becomes compute-bound and the returned M is negative.
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb).
     """
     expr = matmul_intensity_for(dtype, b_dtype, out_dtype)
     solutions = sp.solve(sp.Eq(expr, ridge), M)
@@ -92,6 +102,8 @@ def critical_M_value(hw, N_value, K_value, dtype="bf16", b_dtype=None, out_dtype
     """Numeric critical M of an N x K matmul on chip ``hw`` (whose ``dtype`` peak applies).
 
     Raises ValueError if the matmul never crosses the ridge for any M.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 03, 04.
     """
     hw = get_accelerator(hw)
     N_value, K_value = positive("N", N_value), positive("K", K_value)
@@ -108,7 +120,9 @@ def critical_M_value(hw, N_value, K_value, dtype="bf16", b_dtype=None, out_dtype
 
 def causal_pairs():
     """(query, key) pairs a causal mask keeps: the T queries are the last T of S positions,
-    so query i (1..T) sees the first S - T + i keys."""
+    so query i (1..T) sees the first S - T + i keys.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
     return sp.expand(sp.Sum(S - T + i, (i, 1, T)).doit())
 
 
@@ -117,6 +131,8 @@ def attention_flops(causal=False):
 
     Built from the matmul count. A causal mask keeps only ``causal_pairs()`` of the T*S scores,
     and each kept score costs the same in both matmuls.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb).
     """
     per_head = (matmul_flops().subs({M: T, N: S, K: d_qk}, simultaneous=True)
                 + matmul_flops().subs({M: T, N: d_v, K: S}, simultaneous=True))
@@ -128,34 +144,46 @@ def attention_flops(causal=False):
 
 def attention_bytes(bytes_per_elem=b):
     """Read Q [B,T,H,d_qk], K [B,S,H_kv,d_qk], V [B,S,H_kv,d_v]; write O [B,T,H,d_v].
-    The T x S scores stay on chip (a fused kernel)."""
+    The T x S scores stay on chip (a fused kernel).
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
     return (tensor_bytes(bytes_per_elem, B, T, H, d_qk) + tensor_bytes(bytes_per_elem, B, S, H_kv, d_qk)
             + tensor_bytes(bytes_per_elem, B, S, H_kv, d_v) + tensor_bytes(bytes_per_elem, B, T, H, d_v))
 
 
 def attention_intensity(bytes_per_elem=b, causal=False):
     """FLOP per byte of attention (``bytes_per_elem=1``: FLOP per element moved, a ratio
-    some texts quote in place of FLOP per byte)."""
+    some texts quote in place of FLOP per byte).
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
     return sp.factor(sp.simplify(attention_flops(causal) / attention_bytes(bytes_per_elem)))
 
 
 def grouped(expr):
-    """Write ``expr`` in terms of the group size G = H / H_kv (query heads per kv head)."""
+    """Write ``expr`` in terms of the group size G = H / H_kv (query heads per kv head).
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
     return sp.simplify(expr.subs(H, G * H_kv))
 
 
 def prefill_intensity(bytes_per_elem=b, causal=False):
-    """Prefill: the queries are the whole prompt, T = S."""
+    """Prefill: the queries are the whole prompt, T = S.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
     return sp.simplify(grouped(attention_intensity(bytes_per_elem, causal)).subs(S, T))
 
 
 def decode_intensity(bytes_per_elem=b):
-    """Decode: a few new queries against a long cache, T/S -> 0 (S -> infinity at fixed T)."""
+    """Decode: a few new queries against a long cache, T/S -> 0 (S -> infinity at fixed T).
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
     return sp.simplify(sp.limit(grouped(attention_intensity(bytes_per_elem)), S, sp.oo))
 
 
 def critical_prefill_T(bytes_per_elem=b, ridge=R):
-    """The prompt length at which (non-causal) prefill attention reaches ``ridge``."""
+    """The prompt length at which (non-causal) prefill attention reaches ``ridge``.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
     solutions = sp.solve(sp.Eq(prefill_intensity(bytes_per_elem), ridge), T)
     if len(solutions) != 1:
         raise ValueError(f"expected one solution for the critical T, got {solutions}")

@@ -31,6 +31,8 @@ class Workload:
     ``Workload(name, flops, bytes)`` checks what it is given: FLOPs finite and >= 0, bytes finite and > 0
     (numbers or numpy arrays), a known dtype. The library's own constructors, whose sizes were checked
     where they came in, build parts through ``Workload.trusted``.
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 07.
     """
 
     name: str
@@ -102,6 +104,7 @@ class Workload:
                                              p.kind) for p in self.parts])
 
     def renamed(self, name):
+        """The same workload (FLOPs, bytes, parts) under another name."""
         return Workload.trusted(name, self.flops, self.bytes, self.dtype, self.parts, self.category, self.kind)
 
     def __repr__(self):
@@ -163,6 +166,13 @@ def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype
     ``dtype`` is X's dtype; Y (often the weights) and Z default to it. The
     compute dtype (whose peak applies) defaults to ``dtype``: with int4
     weights and bf16 activations pass ``dtype="bf16", b_dtype="int4"``.
+
+    >>> import roofline_lib as rl
+    >>> w = rl.matmul(4096, 4096, 4096)                 # bf16: 2 bytes per element
+    >>> w.flops == 2 * 4096**3, w.bytes == 3 * 4096**2 * 2, round(w.intensity)
+    (True, True, 1365)
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb); also used in chapters 04, 07.
     """
     M, N, K = positive("M", M), positive("N", N), positive("K", K)
     a = canonical_dtype(dtype)
@@ -186,6 +196,8 @@ def attention(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim=None,
     O [B,T,H,d_v]; the T x S score matrix never leaves the chip (fused kernel).
     This is the minimum traffic: FlashAttention reads K and V once per block of
     queries, more than once when T is longer than one block.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb); also used in chapter 07.
     """
     B = positive("batch", batch)
     H = positive("heads", heads)
@@ -208,7 +220,9 @@ def attention(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim=None,
 
 
 def elementwise(n, dtype="bf16", *, flops_per_element=1, inputs=1, outputs=1, name="elementwise"):
-    """An op that reads ``inputs`` arrays of n elements and writes ``outputs`` arrays."""
+    """An op that reads ``inputs`` arrays of n elements and writes ``outputs`` arrays.
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb)."""
     n = positive("n", n)
     flops_per_element = positive("flops_per_element", flops_per_element)
     inputs, outputs = positive("inputs", inputs, integer=True), positive("outputs", outputs, integer=True)
@@ -216,12 +230,16 @@ def elementwise(n, dtype="bf16", *, flops_per_element=1, inputs=1, outputs=1, na
 
 
 def vector_add(n, dtype="fp32"):
-    """z = x + y over n elements: n FLOPs, reads 2n and writes n elements."""
+    """z = x + y over n elements: n FLOPs, reads 2n and writes n elements.
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 07, 08."""
     return elementwise(n, dtype, flops_per_element=1, inputs=2, outputs=1, name="vector add")
 
 
 def dot(n, dtype="fp32"):
-    """s = sum(x * y) over n elements: 2n FLOPs (multiply + add), reads 2n elements, writes 1."""
+    """s = sum(x * y) over n elements: 2n FLOPs (multiply + add), reads 2n elements, writes 1.
+
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapter 07."""
     n = positive("n", n)
     size = bytes_per_element(dtype)
     return Workload.trusted("dot", 2 * n, size * (2 * n + 1), canonical_dtype(dtype))

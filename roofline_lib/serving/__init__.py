@@ -7,17 +7,14 @@ wait before a prefill as the arrival rate rises (``queueing``).
 from . import queueing
 from .decode_sums import decode_lines, decode_time, sum_max_affine, weight_bytes_read
 from .requests import (
-    SECONDS_PER_HOUR,
     ContinuousBatching,
     RequestEstimate,
     batch_for_rate,
     best_batch_under_slo,
     capacity,
     continuous,
-    continuous_unchecked,
     cost_per_million,
     request,
-    request_unchecked,
 )
 from .techniques import (
     DEFAULT_PAGE_TOKENS,
@@ -38,9 +35,8 @@ from .techniques import (
 
 __all__ = [
     "batch_for_rate", "BatchingComparison", "queueing", "best_batch_under_slo", "capacity", "chunked_prefill",
-    "continuous",
-    "continuous_unchecked", "ContinuousBatching", "cost_per_million", "decode_lines", "decode_time",
-    "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated", "expected_tokens_per_verify", "kv_fit", "KVFit",
-    "MixedStep", "prefix_cache", "PrefixCache", "request", "request_unchecked", "RequestEstimate",
-    "SECONDS_PER_HOUR", "Speculative", "speculative", "static_vs_continuous", "sum_max_affine", "weight_bytes_read"
+    "continuous", "ContinuousBatching", "cost_per_million", "decode_lines", "decode_time", "DEFAULT_PAGE_TOKENS",
+    "Disaggregated", "disaggregated", "expected_tokens_per_verify", "kv_fit", "KVFit", "MixedStep", "prefix_cache",
+    "PrefixCache", "request", "RequestEstimate", "Speculative", "speculative", "static_vs_continuous",
+    "sum_max_affine", "weight_bytes_read"
 ]

@@ -18,13 +18,17 @@ from ..core.checks import non_negative, positive
 
 
 def utilisation(rate, service_s):
-    """rho = rate x service_s: the share of the time the server is busy."""
+    """rho = rate x service_s: the share of the time the server is busy.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     return positive("rate (requests/s)", rate) * positive("service_s", service_s)
 
 
 def md1_wait(rate, service_s):
     """Mean seconds a request waits in an M/D/1 queue: rho x service_s / (2 (1 - rho)). Vectorised; a rate at
-    or beyond the server's capacity (rho >= 1) has no steady state and is refused."""
+    or beyond the server's capacity (rho >= 1) has no steady state and is refused.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     rho = utilisation(rate, service_s)
     if np.any(np.asarray(rho) >= 1):
         raise ValueError(f"rate x service_s = {np.max(rho):.3g} >= 1: the server cannot keep up and the queue grows "
@@ -34,13 +38,17 @@ def md1_wait(rate, service_s):
 
 
 def md1_ttft(rate, service_s):
-    """Mean time to first token behind an M/D/1 prefill queue: the wait, then the prefill itself."""
+    """Mean time to first token behind an M/D/1 prefill queue: the wait, then the prefill itself.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     result = md1_wait(rate, service_s) + np.asarray(service_s, float)
     return result.item() if np.ndim(result) == 0 else result
 
 
 def poisson_arrivals(rate, n, seed=0):
-    """``n`` arrival times (s) of a Poisson process of ``rate`` per second (exponential gaps), reproducibly."""
+    """``n`` arrival times (s) of a Poisson process of ``rate`` per second (exponential gaps), reproducibly.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     rate = positive("rate (requests/s)", rate)
     n = int(positive("n", n, integer=True))
     return np.cumsum(np.random.default_rng(seed).exponential(1 / rate, n))
@@ -48,7 +56,9 @@ def poisson_arrivals(rate, n, seed=0):
 
 def simulate_fifo(arrivals, service_s):
     """Waits (s) of requests arriving at ``arrivals`` (sorted times) at one first-come-first-served server that
-    takes ``service_s`` seconds for each (a number, or one per request)."""
+    takes ``service_s`` seconds for each (a number, or one per request).
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     arrivals = np.asarray(arrivals, float)
     if arrivals.ndim != 1 or arrivals.size == 0 or not np.all(np.isfinite(arrivals)) or np.any(np.diff(arrivals) < 0):
         raise ValueError("arrivals must be a non-empty, sorted 1-D sequence of finite times (s)")

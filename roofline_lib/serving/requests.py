@@ -1,7 +1,12 @@
 """Whole requests as rooflines: time to first token, time per output token, end-to-end latency,
 throughput and cost, and the batch a server with continuous batching runs at an arrival rate.
 
-    r = rl.serving.request("llama-2-7b", "A100", batch=1, prompt_len=512, output_len=128)
+    >>> import roofline_lib as rl
+    >>> r = rl.serving.request("llama-2-7b", "A100", batch=1, prompt_len=512, output_len=128)
+    >>> r
+    RequestEstimate('Llama-2-7B' on 1 x A100 80GB SXM4, batch 1, P=512, O=128: TTFT 21.48 ms, TPOT 6.634 ms,
+    e2e 0.8707 s, 147 tok/s, fits)
+
     r.ttft, r.tpot, r.e2e                       # seconds (lower bounds)
     r.throughput, r.throughput_per_chip         # output tokens/s of the system, of one chip
     r.cost_per_million_tokens(2.0)              # at a price per chip-hour you supply
@@ -36,14 +41,13 @@ import warnings
 import numpy as np
 
 from ..core.checks import positive
+from ..core.units import SECONDS_PER_HOUR
 from ..llm.memory import max_batch_unchecked, memory_required_unchecked
 from ..llm.setup import setup
 from ..llm.steps import prefill_unchecked
 from ..roofline.bounds import estimate
 from ..specs.hardware import Accelerator
 from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
-
-SECONDS_PER_HOUR = 3600.0
 
 
 def cost_per_million(price_per_chip_hour, n_chips, tokens_per_second):
@@ -77,10 +81,12 @@ class RequestEstimate:
 
     @property
     def tpot(self):
+        """Time per output token: the decode time over the output tokens, seconds."""
         return self.decode_time / self.output_len
 
     @property
     def e2e(self):
+        """End-to-end latency: TTFT plus every decode step, seconds."""
         return self.ttft + self.decode_time
 
     @property
@@ -90,6 +96,7 @@ class RequestEstimate:
 
     @property
     def throughput_per_chip(self):
+        """Output tokens per second of one chip."""
         return self.throughput / self.n_chips
 
     @property
@@ -99,6 +106,7 @@ class RequestEstimate:
 
     @property
     def fits(self):
+        """Whether weights and KV cache fit in one chip's usable memory."""
         return np.asarray(self.memory_per_chip) <= self.usable_memory
 
     def cost_per_million_tokens(self, price_per_chip_hour, tokens="output"):
@@ -121,7 +129,9 @@ class RequestEstimate:
 def request(model, hw, batch=1, prompt_len=512, output_len=128, *, weight_dtype="bf16", kv_dtype="bf16",
             compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """TTFT, TPOT, end-to-end latency, throughput and memory of ``batch`` requests of ``prompt_len`` prompt
-    and ``output_len`` output tokens (see the module docstring). Vectorised over batch, prompt and output."""
+    and ``output_len`` output tokens (see the module docstring). Vectorised over batch, prompt and output.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     return request_unchecked(s, *_sizes(batch, prompt_len, output_len))
@@ -164,8 +174,18 @@ class ContinuousBatching:
     rate: object  # requests per second that keep `batch` in flight
     chunked: bool
 
+    def __repr__(self):
+        r = self.request
+        if np.ndim(self.tpot) or np.ndim(r.batch):
+            return f"ContinuousBatching({r.model!r} on {r.hw.name}, array {np.shape(self.tpot * r.batch)})"
+        return (f"ContinuousBatching({r.model!r} on {r.n_chips} x {r.hw.name}, batch {r.batch:g}, P={r.prompt_len:g}, "
+                f"O={r.output_len:g}{', chunked' if self.chunked else ''}: {self.rate:.4g} requests/s, TPOT "
+                f"{self.tpot * 1e3:.4g} ms, e2e {self.e2e:.4g} s, {self.throughput:.4g} tok/s, "
+                f"{'fits' if self.fits else 'does NOT fit'})")
+
     @property
     def batch(self):
+        """Sequences decoding at once."""
         return self.request.batch
 
     @property
@@ -175,6 +195,8 @@ class ContinuousBatching:
 
     @property
     def e2e(self):
+        """End-to-end latency of one request in the running batch: its prefill, then output_len steps at the batch's
+        TPOT."""
         return self.t_prefill + self.request.output_len * self.tpot
 
     @property
@@ -184,20 +206,25 @@ class ContinuousBatching:
 
     @property
     def throughput_per_chip(self):
+        """Output tokens per second of one chip."""
         return self.throughput / self.request.n_chips
 
     @property
     def fits(self):
+        """Whether the batch's weights and KV cache fit in one chip's usable memory."""
         return self.request.fits
 
     def cost_per_million_tokens(self, price_per_chip_hour):
+        """Dollars per million output tokens at ``price_per_chip_hour`` (``cost_per_million``)."""
         return cost_per_million(price_per_chip_hour, self.request.n_chips, self.throughput)
 
 
 def continuous(model, hw, batch, prompt_len, output_len, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
                compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """Continuous batching with ``batch`` sequences in flight (see ``ContinuousBatching``). Vectorised over
-    batch: an array of batches is the throughput-latency curve."""
+    batch: an array of batches is the throughput-latency curve.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     return continuous_unchecked(s, *_sizes(batch, prompt_len, output_len), bool(chunked))
@@ -258,7 +285,9 @@ def _sizes_po(prompt_len, output_len):
 def batch_for_rate(model, hw, prompt_len, output_len, rate, *, chunked=False, weight_dtype="bf16", kv_dtype="bf16",
                    compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """The ContinuousBatching a server settles at for an arrival ``rate`` (requests/s): the fewest sequences in
-    flight that serve it. ValueError when even the most sequences that fit cannot."""
+    flight that serve it. ValueError when even the most sequences that fit cannot.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     prompt_len, output_len = _sizes_po(prompt_len, output_len)
@@ -276,7 +305,9 @@ def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked
                          kv_dtype="bf16", compute_dtype="bf16", n_chips=1, usable_fraction=1.0, reserved_bytes=0.0):
     """The ContinuousBatching with the most sequences in flight (so the highest throughput and the lowest cost
     per token) whose TPOT stays within ``tpot_slo`` seconds and whose KV cache fits. ValueError if not even
-    batch 1 meets it."""
+    batch 1 meets it.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype, n_chips=n_chips,
               usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     prompt_len, output_len = _sizes_po(prompt_len, output_len)
@@ -290,6 +321,6 @@ def best_batch_under_slo(model, hw, prompt_len, output_len, tpot_slo, *, chunked
 
 
 __all__ = [
-    "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "continuous_unchecked",
-    "ContinuousBatching", "cost_per_million", "request", "request_unchecked", "RequestEstimate", "SECONDS_PER_HOUR",
+    "batch_for_rate", "best_batch_under_slo", "capacity", "continuous", "ContinuousBatching", "cost_per_million",
+    "request", "RequestEstimate"
 ]

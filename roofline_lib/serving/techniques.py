@@ -22,6 +22,7 @@ import dataclasses
 import numpy as np
 
 from ..core.checks import fraction, non_negative, positive
+from ..core.units import SECONDS_PER_HOUR
 from ..llm.memory import memory_required_unchecked, sequences_that_fit
 from ..llm.setup import setup
 from ..llm.steps import decode_step_unchecked, extend_step_unchecked, prefill_unchecked
@@ -29,7 +30,6 @@ from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload
 from ..specs.topologies import get_topology
 from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
-from .requests import SECONDS_PER_HOUR
 
 # vLLM's KV cache block, in tokens: CacheConfig.DEFAULT_BLOCK_SIZE = 16 in vllm/config/cache.py
 # (https://docs.vllm.ai/en/stable/api/vllm/config/cache/).
@@ -44,20 +44,25 @@ def _time(w, hw):
 
 @dataclasses.dataclass(frozen=True)
 class BatchingComparison:
+    """The same requests served in static batches and with continuous batching: output tokens and seconds each way."""
+
     tokens: float  # output tokens of all the requests
     static_s: float  # seconds to serve them in static batches
     continuous_s: float  # seconds with continuous batching
 
     @property
     def static_throughput(self):
+        """Output tokens per second with static batches."""
         return self.tokens / self.static_s
 
     @property
     def continuous_throughput(self):
+        """Output tokens per second with continuous batching."""
         return self.tokens / self.continuous_s
 
     @property
     def gain(self):
+        """How many times faster continuous batching serves the requests."""
         return self.static_s / self.continuous_s
 
 
@@ -67,7 +72,9 @@ def static_vs_continuous(model, hw, batch, prompt_len, output_lens, *, weight_dt
     arrival order) with ``batch`` slots. Static: consecutive groups of ``batch``, each running its prefill
     and then as many decode steps as its longest request (finished sequences keep their slots). Continuous:
     a finished slot takes the next request at once, so every step decodes ``batch`` sequences: sum(O) / batch
-    steps at the mean context. Both pay the same prefill per request (batched prefill / batch)."""
+    steps at the mean context. Both pay the same prefill per request (batched prefill / batch).
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = int(positive("batch", batch, integer=True))
     prompt_len = positive("prompt_len", prompt_len, integer=True)
@@ -94,6 +101,9 @@ def static_vs_continuous(model, hw, batch, prompt_len, output_lens, *, weight_dt
 
 @dataclasses.dataclass(frozen=True)
 class KVFit:
+    """The KV cache's room on a chip, contiguous against paged: bytes free, bytes per position, and the positions each
+    sequence uses and reserves each way."""
+
     free_bytes: float  # usable memory less the weights: what the KV cache may take
     bytes_per_position: float  # KV cache of one position of one sequence
     used_positions: float  # mean positions a sequence really holds
@@ -105,10 +115,12 @@ class KVFit:
 
     @property
     def contiguous_batch(self):
+        """Sequences that fit when each reserves its maximum length contiguously."""
         return self._batch(self.contiguous_positions)
 
     @property
     def paged_batch(self):
+        """Sequences that fit when each holds whole pages of what it uses."""
         return self._batch(self.paged_positions)
 
     @property
@@ -118,6 +130,7 @@ class KVFit:
 
     @property
     def paged_waste(self):
+        """Share of the reserved positions a paged sequence leaves empty (its last page's unused part)."""
         return 1 - self.used_positions / self.paged_positions
 
 
@@ -127,7 +140,9 @@ def kv_fit(model, hw, lengths, max_len, *, page_tokens=DEFAULT_PAGE_TOKENS, weig
     (prompt + output positions, a sample of the distribution) and the engine allows up to ``max_len``.
     Contiguous allocation reserves ``max_len`` positions for each sequence (its length is not known in
     advance); paged allocation takes pages of ``page_tokens`` positions as the sequence grows. Capacity is
-    the bytes the driver reports (``llm.usable_memory``)."""
+    the bytes the driver reports (``llm.usable_memory``).
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, usable_fraction=usable_fraction,
               reserved_bytes=reserved_bytes)
     lens = np.asarray(positive("lengths", lengths, integer=True), dtype=float).ravel()
@@ -144,6 +159,9 @@ def kv_fit(model, hw, lengths, max_len, *, page_tokens=DEFAULT_PAGE_TOKENS, weig
 
 @dataclasses.dataclass(frozen=True)
 class MixedStep:
+    """Chunked prefill: a decode step alone and with a prompt chunk riding along (weights read once), their times, and
+    the prompt's prefill alone."""
+
     decode: Workload  # the decode step alone
     mixed: Workload  # decode + the prompt chunk, weights read once
     t_decode: object
@@ -153,6 +171,7 @@ class MixedStep:
 
     @property
     def ttft_chunked(self):
+        """Time to first token when the prompt goes in chunks, one per mixed step."""
         return self.chunks * self.t_mixed
 
     @property
@@ -165,7 +184,9 @@ def chunked_prefill(model, hw, batch, context, chunk, prompt_len, *, weight_dtyp
                     compute_dtype="bf16"):
     """One step that decodes ``batch`` sequences at ``context`` and also runs ``chunk`` tokens of a new
     prompt of ``prompt_len`` tokens (counted as the prompt's first chunk: later chunks also attend to the
-    earlier ones, so this is the least work), the weights read once. Vectorised over batch, context, chunk."""
+    earlier ones, so this is the least work), the weights read once. Vectorised over batch, context, chunk.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = positive("batch", batch, integer=True)
     context = positive("context", context, integer=True)
@@ -203,6 +224,9 @@ def _tokens_per_verify(a, k):
 
 @dataclasses.dataclass(frozen=True)
 class Speculative:
+    """Speculative decoding: an ordinary decode step, the target model's verify step over k + 1 positions, the draft's
+    steps, and the tokens a verify step yields on average."""
+
     plain: Workload  # one ordinary decode step
     verify: Workload  # the target model over k + 1 positions
     t_plain: object
@@ -212,14 +236,17 @@ class Speculative:
 
     @property
     def time_per_token(self):
+        """Seconds per generated token: (verify + draft) / expected tokens per verify step."""
         return (self.t_verify + self.t_draft) / self.tokens_per_step
 
     @property
     def speedup(self):
+        """How many times faster than plain decoding."""
         return self.t_plain / self.time_per_token
 
     @property
     def intensity_ratio(self):
+        """The verify step's intensity over a plain decode step's: the same weights read for k + 1 positions."""
         return self.verify.intensity / self.plain.intensity
 
 
@@ -227,7 +254,9 @@ def speculative(model, hw, batch, context, k, acceptance, *, draft_model=None, w
                 compute_dtype="bf16"):
     """Speculative decoding of ``batch`` sequences at ``context``: a draft proposes ``k`` tokens (k decode
     steps of ``draft_model`` on the same chip; None: a draft that costs nothing, such as n-gram lookup), and
-    the target checks them in one pass over k + 1 positions (logits at each). Vectorised."""
+    the target checks them in one pass over k + 1 positions (logits at each). Vectorised.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = positive("batch", batch, integer=True)
     context = positive("context", context, integer=True)
@@ -248,6 +277,9 @@ def speculative(model, hw, batch, context, k, acceptance, *, draft_model=None, w
 
 @dataclasses.dataclass(frozen=True)
 class PrefixCache:
+    """Prefix caching: the prompt prefilled whole (cold) and with its shared prefix read from the cache (warm), their
+    TTFTs, and the KV bytes one shared copy saves."""
+
     cold: Workload  # the whole prompt prefilled
     warm: Workload  # only the request's own tokens, the shared prefix read from the cache
     ttft_cold: object
@@ -256,6 +288,7 @@ class PrefixCache:
 
     @property
     def flops_saved(self):
+        """Share of the prefill's FLOPs the cached prefix saves."""
         return 1 - self.warm.flops / self.cold.flops
 
 
@@ -263,7 +296,9 @@ def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", 
                  compute_dtype="bf16"):
     """``batch`` prompts that start with the same ``shared_len`` tokens (a system prompt) followed by
     ``own_len`` tokens of their own: prefill without a cache, and with the shared prefix's KV cache kept
-    from an earlier request. Vectorised."""
+    from an earlier request. Vectorised.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = positive("batch", batch, integer=True)
     shared = positive("shared_len", shared_len, integer=True)
@@ -278,6 +313,9 @@ def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", 
 
 @dataclasses.dataclass(frozen=True)
 class Disaggregated:
+    """Prefill and decode on separate pools of chips: each pool's time per request, the chips each keeps busy at the
+    arrival rate, and the KV cache sent between them."""
+
     prefill_chip: str
     decode_chip: str
     t_prefill: object  # chip-seconds of prefill per request
@@ -333,9 +371,11 @@ def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, de
     holding ``decode_batch`` sequences, for ``rate`` requests per second. ``link_bandwidth`` (bytes/s, one
     direction) carries each request's KV cache between the pools; the default is what separates them in practice,
     RDMA between nodes: one 400 Gb/s NIC per GPU, as a DGX H100 has (``data/topologies.toml``). Pass the chip's
-    ``interconnect_bandwidth_per_direction`` for pools inside one NVLink domain."""
+    ``interconnect_bandwidth_per_direction`` for pools inside one NVLink domain.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     pre = setup(model, prefill_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
-    dec = setup(pre.model, decode_hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
+    dec = pre.on(decode_hw)
     m = pre.model
     rate = positive("rate", rate)
     pb = positive("prefill_batch", prefill_batch, integer=True)

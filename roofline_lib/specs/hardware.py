@@ -75,7 +75,12 @@ class Accelerator:
         return self.peak_flops_by_dtype[key]
 
     def ridge_point(self, dtype="bf16"):
-        """FLOP per byte at which the roofline bends: peak_flops / mem_bandwidth."""
+        """FLOP per byte at which the roofline bends: peak_flops / mem_bandwidth.
+
+        >>> import roofline_lib as rl
+        >>> round(rl.get_accelerator("A100").ridge_point("bf16"), 1)    # 312 TFLOP/s / 2.039 TB/s
+        153.0
+        """
         return self.peak_flops(dtype) / self.mem_bandwidth
 
     def exp_time(self, count):
@@ -241,7 +246,9 @@ def _registry():
 
 def list_accelerators(dtype=None):
     """Names of every accelerator in data/accelerators/, in file order; with ``dtype`` ("bf16"), only the chips
-    with a dense peak in that format (a T4 has fp16 but no bf16)."""
+    with a dense peak in that format (a T4 has fp16 but no bf16).
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 04, 05."""
     names = _CATALOG.names()
     if dtype is None:
         return names
@@ -250,7 +257,10 @@ def list_accelerators(dtype=None):
 
 
 def get_accelerator(name):
-    """Look up a chip by name or alias, case- and punctuation-insensitive ("h200", "H100-SXM")."""
+    """Look up a chip by name or alias, case- and punctuation-insensitive ("h200", "H100-SXM").
+
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 03, 04, 05, 06, 07, 08, 09,
+    10, 11, 12, 13."""
     if isinstance(name, Accelerator):
         return name
     return _CATALOG.get(name)

@@ -39,7 +39,9 @@ class MoE:
 
 @dataclasses.dataclass(frozen=True)
 class MLA:
-    """Multi-head latent attention (DeepSeek-V2): K and V are rebuilt from a cached latent."""
+    """Multi-head latent attention (DeepSeek-V2): K and V are rebuilt from a cached latent.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
 
     q_lora_rank: int  # 0: queries are projected directly from the hidden state
     kv_lora_rank: int
@@ -50,7 +52,9 @@ class MLA:
 
 @dataclasses.dataclass(frozen=True)
 class Model:
-    """A decoder-only transformer's shapes (names as in Hugging Face config.json)."""
+    """A decoder-only transformer's shapes (names as in Hugging Face config.json).
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb)."""
 
     name: str
     hidden_size: int
@@ -113,6 +117,7 @@ class Model:
 
     @property
     def moe_layers(self):
+        """Layers with a mixture-of-experts MLP (every layer but the dense ones)."""
         return self.num_layers - self.dense_layers
 
     @property
@@ -294,7 +299,9 @@ def list_models(*, with_steps=False):
 
 def get_model(name):
     """Look up a model by name or alias, case- and punctuation-insensitive ("llama-2-7b", "Llama2 7B"); or read a
-    Hugging Face config.json given as a path or as a dict (``hf_config.model_from_config``)."""
+    Hugging Face config.json given as a path or as a dict (``hf_config.model_from_config``).
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 04, 05, 06, 08, 09, 10, 12, 13."""
     if isinstance(name, Model):
         return name
     if isinstance(name, dict) or (isinstance(name, (str, pathlib.Path)) and str(name).endswith(".json")):

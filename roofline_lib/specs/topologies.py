@@ -1,8 +1,10 @@
 """Topologies: how the GPUs of one node are wired (NVSwitch, PCIe switches, a rack-scale NVLink domain) and what
 links nodes together, as data (``data/topologies.toml``), every figure with its source.
 
-    t = rl.specs.get_topology("DGX H100")
-    t.bus_bandwidth, t.gpus_per_node, t.nic_bandwidth     # byte/s per GPU and direction; GPUs; byte/s or None
+    >>> import roofline_lib as rl
+    >>> t = rl.specs.get_topology("DGX H100")
+    >>> t.bus_bandwidth, t.gpus_per_node, t.nic_bandwidth  # byte/s per GPU and direction; GPUs; byte/s or None
+    (370800000000.0, 8, 50000000000.0)
 
 ``multichip.collectives.nccl_allreduce`` times an all-reduce on one by NCCL's own cost model.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..core.catalog import DATA_DIR, Entry, read_toml
+from ..core.catalog import DATA_DIR, CachedFile, Entry, read_toml
 from .hardware import get_accelerator
 
 TOPOLOGY_FILE = DATA_DIR / "topologies.toml"
@@ -59,24 +61,36 @@ def _topology(raw):
                     aliases=tuple(raw.get("aliases", ())), sources=dict(sources))
 
 
+def _parse(path):
+    """{lower-case name or alias: Topology} of every topology in the file, each checked."""
+    found = {}
+    for raw in read_toml(path).get("topology", []):
+        t = _topology(raw)
+        for label in (t.name, *t.aliases):
+            key = label.strip().lower()
+            if key in found and found[key].name != t.name:
+                raise ValueError(f"{path.name}: name or alias {label!r} is already used by {found[key].name!r}")
+            found[key] = t
+    return found
+
+
+# read and checked once, again when the file changes (as the chips' and models' catalogs are)
+_FILE = CachedFile(TOPOLOGY_FILE, _parse)
+
+
 def list_topologies():
     """Names of the topologies in ``data/topologies.toml``."""
-    return [t.name for t in _all()]
-
-
-def _all():
-    return [_topology(raw) for raw in read_toml(TOPOLOGY_FILE).get("topology", [])]
+    return list(dict.fromkeys(t.name for t in _FILE.value().values()))
 
 
 def get_topology(name):
     """A ``Topology`` by name or alias (case-insensitive); a Topology passes through."""
     if isinstance(name, Topology):
         return name
-    key = str(name).strip().lower()
-    for t in _all():
-        if key == t.name.lower() or key in (a.lower() for a in t.aliases):
-            return t
-    raise ValueError(f"unknown topology {name!r}; known: {', '.join(list_topologies())}")
+    found = _FILE.value().get(str(name).strip().lower())
+    if found is None:
+        raise ValueError(f"unknown topology {name!r}; known: {', '.join(list_topologies())}")
+    return found
 
 
 __all__ = ["get_topology", "LINK_KINDS", "list_topologies", "Topology", "TOPOLOGY_FILE"]

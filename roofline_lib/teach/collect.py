@@ -24,6 +24,9 @@ _KINDS = {stat.S_ISLNK: "a symbolic link (copy the file itself into the folder)"
 
 @dataclasses.dataclass
 class Submission:
+    """One entry of the submissions folder: the student's name (from the file name), the notebook's bytes, or None and
+    why it could not be read."""
+
     student: str
     data: bytes | None  # None when it could not be read
     problem: str = ""  # why not

@@ -30,6 +30,8 @@ class CheckCall:
 
 
 class NotANotebook(ValueError):
+    """A submission that is not a readable notebook (not JSON, not nbformat 4, cells of the wrong shape)."""
+
     pass
 
 

@@ -53,6 +53,8 @@ def _hide_collapsed():
 
 
 def exporter():
+    """nbconvert's HTML exporter with JupyterLab's look, proof cells hidden and MathJax from the folder beside the
+    pages."""
     from nbconvert import HTMLExporter
 
     html = HTMLExporter(template_name="lab", mathjax_url=f"{MATHJAX_FOLDER}/MathJax.js?config={MATHJAX_CONFIG}")
@@ -78,6 +80,8 @@ def export(notebooks, out):
 
 
 def main(argv=None):
+    """``python -m roofline_lib.teach.export``: write static HTML pages of the chapters (every lecture edition, or those
+    named)."""
     parser = argparse.ArgumentParser(prog="python -m roofline_lib.teach.export", description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", help="notebooks to export (default: every lecture edition)")
     parser.add_argument("--out", default="build/html", help="the folder for the pages (default: build/html)")

@@ -48,6 +48,9 @@ SCRATCH_PREFIX = "roofline-grade-"
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
+    """The grader's limits: per-cell and per-notebook time, memory, the parse step's limits, the sandbox and the CPU a
+    submission may use. Each checked when made."""
+
     cell_timeout: float = CELL_TIMEOUT
     notebook_timeout: float = NOTEBOOK_TIMEOUT
     memory_mb: int = MEMORY_MB
@@ -194,6 +197,8 @@ def build_parser():
 
 
 def main(argv=None, progress=_print):
+    """``python -m roofline_lib.grade``: grade a folder of submissions against a master or a chapter; writes grades.csv
+    and the feedback files."""
     parser = build_parser()
     args = parser.parse_args(argv)
 

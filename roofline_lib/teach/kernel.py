@@ -58,6 +58,8 @@ REPLY_CHARS = 20_000  # a real capture is far shorter; a forged reply is cut her
 
 
 class Unreadable(Exception):
+    """A kernel's answer that could not be read back (not the expected message, or too large)."""
+
     pass
 
 
@@ -162,6 +164,7 @@ class Kernel:
 
     @property
     def running(self):
+        """Whether the kernel has been started and not stopped."""
         return self.kc is not None
 
     async def start(self, on_started=None):
@@ -194,6 +197,7 @@ class Kernel:
         kill_group(pid)
 
     def output_bytes(self, index):
+        """Bytes of output cell ``index`` has produced so far."""
         return self.output.get(index, 0)
 
     def _count(self, index, msg):

@@ -82,6 +82,7 @@ def write_feedback(grades, question_ids, folder):
 
 
 def progress_line(done, total, grade, n_questions):
+    """One line of progress for a graded submission: its place, its name, its score and time, its first note."""
     note = f" — {clean(grade.notes[0], limit=300)}" if grade.notes else ""
     return f"[{done}/{total}] {clean(grade.student)}.ipynb {grade.total}/{n_questions} ({grade.seconds:.1f} s){note}"
 

@@ -220,6 +220,9 @@ def apply_limits(limits):
 
 @dataclasses.dataclass(frozen=True)
 class Usage:
+    """One look at what a sandbox's processes use: CPU seconds, resident and hidden memory, processes, threads and
+    files."""
+
     time: float  # monotonic
     processes: int
     tasks: int  # processes and their threads

@@ -16,6 +16,9 @@ from .kernel import Unreadable, parse_capture
 
 @dataclasses.dataclass
 class Grade:
+    """One submission's marks: a score and a line of feedback per question, notes on how the run went, its seconds, and
+    the questions it holds a check for."""
+
     student: str
     scores: dict  # question id -> 0 or 1
     messages: dict  # question id -> one line of feedback
@@ -25,6 +28,7 @@ class Grade:
 
     @property
     def total(self):
+        """Questions answered right."""
         return sum(self.scores.values())
 
 
@@ -54,6 +58,7 @@ class Assignment:
 
     @classmethod
     def from_notebook(cls, path):
+        """The questions a teacher's notebook grades (its check() calls), with their expected values."""
         from pathlib import Path
 
         from .discovery import find_checks, load_cells

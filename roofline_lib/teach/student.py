@@ -245,6 +245,7 @@ def _only_outputs_differ(current, expected):
 
 
 def masters(notebooks_dir):
+    """The chapters' lecture editions (NN_*.ipynb) in ``notebooks_dir``, in order."""
     return sorted(Path(notebooks_dir).glob(MASTER_GLOB))
 
 
@@ -286,6 +287,7 @@ def sync(notebooks_dir="notebooks", out_dir=None, check=False):
 
 
 def main(argv=None):
+    """``python -m roofline_lib.student``: write (or with --check, verify) the exercise edition of every chapter."""
     parser = argparse.ArgumentParser(prog="python -m roofline_lib.student", description=__doc__.split("\n")[0])
     parser.add_argument("--notebooks", default="notebooks", help="folder of the NN_*.ipynb masters")
     parser.add_argument("--out", default=None, help="where the student versions go (default: NOTEBOOKS/student)")

@@ -141,6 +141,7 @@ async def run_cells(cells, checks, job, emit):
 
 
 def main():
+    """The worker process's entry: run one submission (parse, kernel, answers), reporting each event as a JSON line."""
     events = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # a stray print from a library goes to stderr, never into the reports
 

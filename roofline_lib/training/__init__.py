@@ -3,7 +3,8 @@
     flops       FLOPs per trained token (6N plus attention) in the conventions sources use; MFU, HFU, time to train
     memory      bytes per chip: weights, gradients, optimizer states (their byte inventory), activations
     step        the step as workloads on the roofline; pipeline bubbles; data, ZeRO/FSDP, tensor, sequence,
-                pipeline and context parallel communication; train_step and the search over configurations
+                pipeline and context parallel communication; train_step
+    search      every parallel layout of a number of chips at once, the fastest that fit
     records     published training measurements (data/training/) beside the bound for each
 """
 
@@ -25,11 +26,11 @@ from .records import (
                      published_measurements,
                      training_runs,
 )
+from .search import search
 from .step import (
                      TrainStep,
                      critical_tokens_per_chip,
                      pipeline_bubble,
-                     search,
                      step_time_split,
                      step_workload,
                      train_step,

@@ -39,11 +39,13 @@ Conventions (``CONVENTIONS``; ``convert_flops`` converts a published FLOP/s betw
 from __future__ import annotations
 
 import typing
+import warnings
 
 import numpy as np
 
 from ..core.checks import positive
-from ..specs.hardware import get_accelerator
+from ..core.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+from ..specs.hardware import Accelerator, get_accelerator
 from ..specs.models import get_model
 
 RECOMPUTE = ("none", "selective", "full")
@@ -52,7 +54,9 @@ RECOMPUTE = ("none", "selective", "full")
 def matmul_params(model):
     """Weights one token multiplies in a forward pass, split: ``(layers, lm_head)``. Layers: the q, k, v, o
     projections (MLA's down and up projections) and the MLP (a MoE's router, routed experts the token uses and
-    shared experts); the LM head V x h. No embedding lookup, norm or bias (no matmul)."""
+    shared experts); the LM head V x h. No embedding lookup, norm or bias (no matmul).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     return _layer_matmul_params(m), m.vocab_size * m.hidden_size
 
@@ -137,7 +141,9 @@ def flops_per_token(model, seq_len, *, causal=False, recompute="none", conventio
 
     Without ``convention``: the course's count (module docstring), ``causal`` halving attention and
     ``recompute`` ("none", "selective", "full") adding what is run again. With one (``CONVENTIONS``): that
-    source's count, which fixes both (so they must stay at their defaults)."""
+    source's count, which fixes both (so they must stay at their defaults).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     T = _seq_len(seq_len)
     if convention is not None:
@@ -149,7 +155,9 @@ def flops_per_token(model, seq_len, *, causal=False, recompute="none", conventio
 
 
 def convert_flops(model, seq_len, flops, from_convention, to_convention="model"):
-    """A published FLOP/s (or FLOPs) counted one way, counted another: the tokens it stands for are the same."""
+    """A published FLOP/s (or FLOPs) counted one way, counted another: the tokens it stands for are the same.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     m, T = get_model(model), _seq_len(seq_len)
     flops = positive("flops", flops)
     return flops * _convention(to_convention)(m, T) / _convention(from_convention)(m, T)
@@ -159,17 +167,48 @@ def _peak(hw, dtype):
     return get_accelerator(hw).peak_flops(dtype)
 
 
-def mfu(model, tokens_per_s_per_chip, hw, seq_len, *, dtype="bf16", convention="causal"):
-    """Model FLOPs utilisation: model FLOPs per token x tokens/s per chip / the chip's dense peak for ``dtype``:
-    the FLOPs the model needs (no recomputation), not those the hardware ran. The course counts attention causal
-    (what a decoder needs); ``convention="palm"`` (or "model") gives PaLM's MFU, full attention."""
+def _chip_like(value):
+    return isinstance(value, str | Accelerator)
+
+
+def _hw_second(name, hw, others, new_order):
+    """(hw, *others) in the order the library now takes them. A call in the old order (the chip after the
+    numbers: ``others`` ends with it) still works for one release and warns with the new order."""
+    if _chip_like(hw) or not others or not _chip_like(others[-1]):
+        return (hw, *others)
+    warnings.warn(f"rl.training.{name} takes the chip second now: {name}({new_order}); the old order, with the chip "
+                  "after the numbers, works for one release more", DeprecationWarning, stacklevel=3)
+    return (others[-1], hw, *others[:-1])
+
+
+def mfu(model, hw, tokens_per_s_per_chip, seq_len, *, dtype="bf16", convention="causal"):
+    """Model FLOPs utilisation of a training run: model FLOPs per token x tokens/s per chip / the chip's dense
+    peak for ``dtype``: the FLOPs the model needs (no recomputation), not those the hardware ran. The course
+    counts attention causal (what a decoder needs); ``convention="palm"`` (or "model") gives PaLM's MFU, full
+    attention.
+
+    The same quantity as ``rl.mfu`` (FLOPs / seconds / peak), from what a training log reports: a token rate
+    and a model, counted in a named convention. ``rl.mfu(workload, seconds, hw)`` takes a Workload and a measured
+    time instead (a kernel, an inference step); use it where you have built the work yourself.
+
+    >>> import roofline_lib as rl
+    >>> tokens_per_s = 1920 * 2048 / 60.1 / 2240       # MT-NLG: 2,240 A100s, 1,920 x 2,048 tokens in 60.1 s
+    >>> f'{rl.training.mfu("gpt-530b", "A100", tokens_per_s, 2048, convention="palm"):.1%}'  # PaLM's Table 3
+    '30.2%'
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb).
+    """
+    hw, tokens_per_s_per_chip = _hw_second("mfu", hw, (tokens_per_s_per_chip,),
+                                           "model, hw, tokens_per_s_per_chip, seq_len")
     m, T = get_model(model), _seq_len(seq_len)
     rate = positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
     return rate * _convention(convention)(m, T) / _peak(hw, dtype)
 
 
-def hfu(model, tokens_per_s_per_chip, hw, seq_len, *, dtype="bf16", recompute="none", causal=False):
+def hfu(model, hw, tokens_per_s_per_chip, seq_len, *, dtype="bf16", recompute="none", causal=False):
     """Hardware FLOPs utilisation: the FLOPs the chip ran (``recompute`` included) per token x tokens/s / peak."""
+    hw, tokens_per_s_per_chip = _hw_second("hfu", hw, (tokens_per_s_per_chip,),
+                                           "model, hw, tokens_per_s_per_chip, seq_len")
     rate = positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
     return rate * flops_per_token(model, seq_len, causal=causal, recompute=recompute) / _peak(hw, dtype)
 
@@ -182,9 +221,13 @@ class TrainingTime(typing.NamedTuple):
     chip_hours: object
 
 
-def time_to_train(model, tokens, n_chips, hw, seq_len, *, mfu, dtype="bf16", convention="causal"):
+def time_to_train(model, hw, tokens, n_chips, seq_len, *, mfu, dtype="bf16", convention="causal"):
     """Time to train ``model`` on ``tokens`` tokens with ``n_chips`` chips running at ``mfu`` (a fraction in
-    (0, 1]) of their dense ``dtype`` peak: tokens x FLOPs per token / (n_chips x peak x mfu). Vectorised."""
+    (0, 1]) of their dense ``dtype`` peak: tokens x FLOPs per token / (n_chips x peak x mfu). Vectorised.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
+    hw, tokens, n_chips = _hw_second("time_to_train", hw, (tokens, n_chips),
+                                     "model, hw, tokens, n_chips, seq_len, mfu=...")
     m, T = get_model(model), _seq_len(seq_len)
     tokens = positive("tokens", tokens)
     n = positive("n_chips", n_chips, integer=True)
@@ -192,7 +235,8 @@ def time_to_train(model, tokens, n_chips, hw, seq_len, *, mfu, dtype="bf16", con
     if np.any(np.asarray(u) > 1):
         raise ValueError(f"mfu is a fraction of the peak, in (0, 1]; got {mfu!r} (a percentage? divide by 100)")
     seconds = tokens * _convention(convention)(m, T) / (n * _peak(hw, dtype) * u)
-    return TrainingTime(seconds, seconds / 86400, seconds * n / 3600)
+    seconds = float(seconds) if np.ndim(seconds) == 0 else seconds  # a plain number for one run
+    return TrainingTime(seconds, seconds / SECONDS_PER_DAY, seconds * n / SECONDS_PER_HOUR)
 
 
 __all__ = ["CONVENTIONS", "RECOMPUTE", "TrainingTime", "convert_flops", "flops_per_token", "hfu", "matmul_params",

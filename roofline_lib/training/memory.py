@@ -84,7 +84,9 @@ def update_bytes_per_param(optimizer="adamw"):
     """Bytes the optimizer's update moves per parameter it updates: it reads and writes every fp32 state
     (master weights, momentum, variance), reads the gradient (the fp32 copy where there is one) and writes the
     weights the matmuls read (with no master copy, the weights are read and written as states). AdamW in mixed
-    precision: 2 x 12 + 2 + 2 = 28; with fp32 gradients 30."""
+    precision: 2 x 12 + 2 + 2 = 28; with fp32 gradients 30.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     items = _optimizer(optimizer)
     states = sum(v for k, v in items.items() if not k.startswith(("weights", "gradients")))
     copy = items.get("gradients (fp32 copy)")
@@ -134,7 +136,9 @@ def _choice(name, value, allowed):
 def activation_bytes_per_layer(model, micro_batch, seq_len, *, tp=1, sp=False, cp=1, recompute="none",
                                flash_attention=True, dropout=False):
     """Bytes of activations one layer keeps for the backward pass, per chip, 16-bit (module docstring).
-    With ``flash_attention=False, dropout=True`` a GPT layer gives Korthikanti's s b h (34 + 5 a s / h)."""
+    With ``flash_attention=False, dropout=True`` a GPT layer gives Korthikanti's s b h (34 + 5 a s / h).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     b, s, tp, _, cp, _, _, _ = _checked_layout(micro_batch, seq_len, tp, 1, cp, 1, None, 1)
     return _layer_activations(m, b, s, tp, bool(sp), cp, _choice("recompute", recompute, RECOMPUTE),
@@ -154,13 +158,23 @@ class TrainingMemory:
     total: object
     bytes_per_param: int
 
+    def __repr__(self):
+        if np.ndim(self.total):
+            return f"TrainingMemory(per chip, array {np.shape(self.total)})"
+        parts = ", ".join(f"{name} {float(getattr(self, field)) / 1e9:.4g} GB" for name, field in (
+            ("weights", "weights"), ("gradients", "grads"), ("optimizer", "optimizer"),
+            ("activations", "activations"), ("logits", "logits")))
+        return f"TrainingMemory(per chip: {parts}; total {float(self.total) / 1e9:.4g} GB)"
+
     @property
     def model_states(self):
+        """Weights, gradients and optimizer states: bytes per chip."""
         return self.weights + self.grads + self.optimizer
 
 
 def memory_unchecked(m, b, s, *, zero_stage, dp, tp, pp, cp, sp, recompute, flash, optimizer, microbatches,
                      virtual_stages, dropout):
+    """``memory`` for a Model and checked sizes (what ``train_step`` calls; the layout may be arrays)."""
     w, g, o = bytes_per_param(optimizer)
     params = m.n_params / (tp * pp)
     shards = dp * cp
@@ -184,7 +198,9 @@ def memory(model, micro_batch, seq_len, *, zero_stage=0, dp=1, tp=1, pp=1, cp=1,
            flash_attention=True, optimizer="adamw", microbatches=None, virtual_stages=1, dropout=False):
     """Bytes per chip of one training configuration: a ``TrainingMemory`` (``.weights .grads .optimizer
     .activations .total``). ``microbatches``: micro-batches per step per pipeline (default ``pp``: 1F1B full).
-    Vectorised over the sizes."""
+    Vectorised over the sizes.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     b, s, tp, pp, cp, dp, mb, v = _checked_layout(micro_batch, seq_len, tp, pp, cp, dp, microbatches,
                                                   virtual_stages)
@@ -196,5 +212,7 @@ def memory(model, micro_batch, seq_len, *, zero_stage=0, dp=1, tp=1, pp=1, cp=1,
                             optimizer=optimizer, microbatches=mb, virtual_stages=v, dropout=bool(dropout))
 
 
-__all__ = ["OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer", "bytes_per_param",
-           "memory", "memory_unchecked", "update_bytes_per_param"]
+__all__ = [
+    "OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer", "bytes_per_param", "memory",
+    "update_bytes_per_param"
+]

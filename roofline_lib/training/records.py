@@ -20,6 +20,7 @@ import dataclasses
 import pathlib
 
 from ..core.catalog import DATA_DIR, Entry, read_records, read_toml
+from ..core.units import SECONDS_PER_HOUR
 from ..specs.hardware import get_accelerator
 from ..specs.models import Model, get_model
 from .flops import CONVENTIONS, _convention, _course
@@ -185,11 +186,14 @@ class TrainingRun:
         """The average MFU the card's hours imply: tokens x FLOPs per token / (hours x 3600 x dense bf16 peak).
         A whole run (restarts, evaluation, warm-up included), so below any step's MFU."""
         per_token = _convention(convention)(self.model, self.seq_len)
-        return self.tokens_trained * per_token / (self.gpu_hours * 3600 * get_accelerator(self.chip).peak_flops())
+        peak = get_accelerator(self.chip).peak_flops()
+        return self.tokens_trained * per_token / (self.gpu_hours * SECONDS_PER_HOUR * peak)
 
 
 def training_runs(directory=RUNS_DIR):
-    """The whole-run records of ``data/training/runs/`` (GPU-hours of pretraining from model cards)."""
+    """The whole-run records of ``data/training/runs/`` (GPU-hours of pretraining from model cards).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     out = []
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         raw = read_toml(path)
@@ -255,8 +259,15 @@ class TrainingComparison:
     mfu_full_attention: float  # the same with attention counted full (PaLM's 12 L H Q T)
     mfu_bf16_peak: float  # causal, over the bf16 peak (what an FP8 run's MFU is often quoted against)
 
+    def __repr__(self):
+        estimate = ("" if self.estimate_tokens_per_s_per_chip is None
+                    else f", estimate {self.estimate_tokens_per_s_per_chip:.4g}")
+        return (f"TrainingComparison({self.id!r}: measured {self.measured_tokens_per_s_per_chip:.4g} tokens/s per "
+                f"chip, bound {self.bound_tokens_per_s_per_chip:.4g}{estimate}, MFU {self.mfu:.1%})")
+
     @property
     def id(self):
+        """The record's id in data/training/."""
         return self.record.id
 
     @property
@@ -267,6 +278,8 @@ class TrainingComparison:
 
 
 def compare(rec):
+    """One published training record beside its bound and estimate: a ``TrainingComparison`` (MFU in the causal and full
+    counts, and against the bf16 peak)."""
     hw = get_accelerator(rec.chip)
     measured = float(rec.measured_tokens_per_s_per_chip)
     causal, full = (_course(rec.model, rec.seq_len, c, "none") for c in (True, False))
@@ -278,7 +291,9 @@ def compare(rec):
 
 def measured_vs_predicted(records=None):
     """Each record (default: every file of ``data/training/``) beside its bound and estimate: a list of
-    ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...)."""
+    ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     records = published_measurements() if records is None else records
     return [compare(r) for r in records]
 

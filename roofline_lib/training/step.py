@@ -44,7 +44,6 @@ embedding and LM head's own stage costs, communication latency, and the kernels'
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -52,6 +51,8 @@ from ..core.checks import dtypes as checked_dtypes
 from ..core.checks import positive
 from ..llm import blocks
 from ..llm import parts as k
+from ..multichip.collectives import ring_allreduce_bytes_unchecked as ring_bytes
+from ..multichip.collectives import ring_allreduce_time_unchecked as ring_time
 from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload, total
 from ..specs.hardware import get_accelerator
@@ -70,7 +71,9 @@ TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX 
 
 def pipeline_bubble(p, m, v=1):
     """The pipeline's idle share: (p - 1) / (v m) of the ideal time, for p stages, m micro-batches per step and
-    v model chunks per GPU (interleaved 1F1B; v = 1: plain 1F1B or GPipe). Narayanan et al. 2021, Sec. 2.2."""
+    v model chunks per GPU (interleaved 1F1B; v = 1: plain 1F1B or GPipe). Narayanan et al. 2021, Sec. 2.2.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     p = positive("p (stages)", p, integer=True)
     m = positive("m (micro-batches)", m, integer=True)
     v = positive("v (chunks per GPU)", v, integer=True)
@@ -117,7 +120,9 @@ def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="n
                   optimizer="adamw"):
     """One training step of ``micro_batch`` sequences of ``seq_len`` on one chip, as a Workload of parts
     (forward, backward, recomputation, optimizer update of ``optimizer_params`` parameters, default all of
-    them; 0 leaves the update out). ``rl.estimate(w, hw)`` and ``step_time_split(w, hw)`` apply."""
+    them; 0 leaves the update out). ``rl.estimate(w, hw)`` and ``step_time_split(w, hw)`` apply.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     m = get_model(model)
     b = positive("micro_batch", micro_batch, integer=True)
     s = positive("seq_len", seq_len, integer=True)
@@ -135,7 +140,9 @@ def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="n
 def step_time_split(workload, hw, dtype=None):
     """{"compute roof": s, "memory roof": s}: the workload's kernels each at its own roofline bound, added by
     which roof holds it (a matmul of thousands of tokens is at the compute roof; norms, activations and the
-    optimizer update are at the memory roof)."""
+    optimizer update are at the memory roof).
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     out = {"compute roof": 0.0, "memory roof": 0.0}
     for p in estimate(workload, hw, dtype).parts:
         key = "compute roof" if p.t_math >= p.t_mem else "memory roof"
@@ -160,11 +167,6 @@ def _per_sequence(m, hw, s, compute, recompute):
     return _PER_SEQUENCE[key]
 
 
-def _ring(message, n, bandwidth):
-    """Seconds of a ring all-reduce of ``message`` bytes over n chips at ``bandwidth`` byte/s each."""
-    return 2 * (n - 1) / n * message / bandwidth
-
-
 @dataclasses.dataclass(frozen=True)
 class TrainStep:
     """One configuration's step on one chip: its terms (seconds; numbers or arrays), tokens/s per chip, MFU,
@@ -180,8 +182,19 @@ class TrainStep:
     config: dict
     bytes_sent: dict = dataclasses.field(default_factory=dict)
 
+    def __repr__(self):
+        c = self.config
+        layout = f"tp {c['tp']}, pp {c['pp']}, cp {c['cp']}, dp {c['dp']}, ZeRO-{c['zero_stage']}"
+        if np.ndim(self.step_time_s):
+            return f"TrainStep({c['n_chips']} chips, {layout}: array {np.shape(self.step_time_s)})"
+        return (f"TrainStep({c['n_chips']} chips of {c['topology']}, {layout}: step {float(self.step_time_s):.4g} s, "
+                f"{float(self.tokens_per_s_per_chip):.4g} tokens/s per chip, MFU {float(self.mfu):.1%}, "
+                f"{self.binding}-bound, {self.memory.total / 1e9:.4g} GB per chip, "
+                f"{'fits' if self.fits else 'does NOT fit'})")
+
     @property
     def binding(self):
+        """The name of the largest term (an array of names for array inputs)."""
         names = list(self.terms)
         stacked = np.stack([np.broadcast_to(self.terms[n], np.shape(self.step_time_s)) for n in names])
         which = np.argmax(stacked, axis=0)
@@ -212,6 +225,8 @@ def _layout(topology, tp, cp, dp, pp):
 
 def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, cp, zero_stage,
                          recompute, sp, virtual_stages, precision, optimizer, flash_attention=True, tp_overlap=True):
+    """``train_step`` for a Model, an Accelerator, a Topology and a checked layout (what ``search`` calls with
+    arrays)."""
     compute = PRECISIONS[precision]
     s = seq_len
     dp = n_chips // (tp * pp * cp)
@@ -225,7 +240,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     # whose backward also gathers the column-parallel inputs again for the weight gradients: 1 more); full
     # recomputation runs the forward's 2 again
     n_tp_collectives = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)
-    tp_all = np.where(tp > 1, mb * layers * n_tp_collectives * _ring(act, tp, bw_tp), 0.0)
+    tp_all = np.where(tp > 1, mb * layers * n_tp_collectives * ring_time(act, tp, bw_tp), 0.0)
     tp_comm = np.maximum(tp_all - mb * t_mb, 0.0) if tp_overlap else tp_all  # overlapped with the matmuls
     # ring attention passes this chip's K and V chunk (its TP rank's K/V heads) around the cp chips: forward,
     # and again with dK, dV in the backward; it hides behind the attention kernels only
@@ -237,8 +252,8 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     w_bytes, g_bytes, _ = bytes_per_param(optimizer)
     shards = dp * cp
     zero = np.asarray(zero_stage)
-    half = np.where(shards > 1, _ring(params * g_bytes, shards, bw_dp) / 2, 0.0)  # a reduce-scatter's time
-    gather_w = np.where(shards > 1, _ring(params * w_bytes, shards, bw_dp) / 2, 0.0)  # an all-gather of weights
+    half = np.where(shards > 1, ring_time(params * g_bytes, shards, bw_dp) / 2, 0.0)  # a reduce-scatter's time
+    gather_w = np.where(shards > 1, ring_time(params * w_bytes, shards, bw_dp) / 2, 0.0)  # an all-gather of weights
     # ZeRO-0: the all-reduce runs under the last micro-batch's backward; ZeRO-1: its reduce-scatter there, the
     # all-gather of the updated weights under the next step's first forward; ZeRO-2: gradients are sharded, so
     # every micro-batch reduce-scatters under its own backward; ZeRO-3 (FSDP) also gathers the weights for every
@@ -260,7 +275,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     dp_bytes = np.select([zero <= 1, zero == 2], [2 * ring * params * g_bytes,
                                                   mb * ring * params * g_bytes + ring * params * w_bytes],
                          mb * ring * params * (2 * w_bytes + g_bytes))
-    wire = {"tensor parallel": np.where(tp > 1, mb * layers * n_tp_collectives * 2 * (tp - 1) / tp * act, 0.0),
+    wire = {"tensor parallel": np.where(tp > 1, mb * layers * n_tp_collectives * ring_bytes(act, tp), 0.0),
             "context parallel": np.where(cp > 1, mb * layers * 3 * (cp - 1) * kv, 0.0),
             "pipeline sends": np.where(pp > 1, mb * 2 * act / tp, 0.0),
             "data parallel": np.where(shards > 1, dp_bytes, 0.0)}
@@ -308,7 +323,9 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
     """One training step of ``global_batch`` sequences of ``seq_len`` tokens on ``n_chips`` chips
     (dp = n_chips / (tp pp cp)), as the terms of the module docstring: a ``TrainStep``. ``tp_overlap``: the
     tensor-parallel collectives run under the matmuls (Transformer Engine's overlap, async TP), exposed only
-    beyond the compute; False: none of them hidden (vanilla TP). MFU: the causal count over the dense peak."""
+    beyond the compute; False: none of them hidden (vanilla TP). MFU: the causal count over the dense peak.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     m, hw = get_model(model), get_accelerator(hw)
     ints = {name: positive(name, v, integer=True) for name, v in (
         ("n_chips", n_chips), ("seq_len", seq_len), ("global_batch", global_batch), ("micro_batch", micro_batch),
@@ -333,92 +350,16 @@ def critical_tokens_per_chip(hw, link_bandwidth, *, zero_stage=0, grad_bytes=2, 
     """Tokens per chip per step below which data parallelism is communication-bound (How to Scale Your Model's
     critical batch): 6 N FLOPs per token of compute against the bytes of N parameters on the wire, the
     all-reduce's two passes of ``grad_bytes`` (ZeRO-3: three passes, two all-gathers and a reduce-scatter).
-    N cancels: peak / bandwidth x bytes per parameter moved / 6."""
+    N cancels: peak / bandwidth x bytes per parameter moved / 6.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     hw = get_accelerator(hw)
     w = positive("link_bandwidth", link_bandwidth)
     passes = 3 if zero_stage == 3 else 2
     return hw.peak_flops(dtype) / w * passes * positive("grad_bytes", grad_bytes) / 6
 
 
-@dataclasses.dataclass(frozen=True)
-class SearchResult:
-    """Every configuration tried (arrays, one entry each) and the fastest that fit."""
-
-    configs: dict  # name -> array
-    step_time_s: np.ndarray
-    tokens_per_s_per_chip: np.ndarray
-    mfu: np.ndarray
-    memory_bytes: np.ndarray
-    fits: np.ndarray
-
-    def __len__(self):
-        return len(self.step_time_s)
-
-    def best(self, k=5):
-        """The ``k`` fastest configurations that fit, as dicts (config, step time, tokens/s/chip, MFU, GB)."""
-        order = [i for i in np.argsort(self.step_time_s) if self.fits[i]][:k]
-        return [dict({n: (v[i].item() if hasattr(v[i], "item") else v[i]) for n, v in self.configs.items()},
-                     step_time_s=float(self.step_time_s[i]), tokens_per_s_per_chip=float(
-                         self.tokens_per_s_per_chip[i]), mfu=float(self.mfu[i]),
-                     memory_GB=float(self.memory_bytes[i] / 1e9)) for i in order]
-
-
-def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=None, cps=(1, 2, 4, 8),
-           zero_stages=(0, 1, 2, 3), recomputes=RECOMPUTE, micro_batches=(1, 2, 4, 8), virtual_stages=(1, 2, 4),
-           precision="bf16", optimizer="adamw", topology=None):
-    """Every (tp, pp, cp, zero stage, recompute, micro-batch, interleaving) configuration of ``n_chips`` chips for
-    a step of ``global_batch`` sequences, evaluated at once (numpy), with the memory each needs: a
-    ``SearchResult`` (``.best(k)``). ``pps`` defaults to every stage count up to 64 (or the layer count): with
-    uneven stages the one of ceil(L / pp) layers sets the pace; ``virtual_stages`` (chunks per GPU) apply where
-    pp > 1 and each chunk keeps a layer."""
-    m, hw = get_model(model), get_accelerator(hw)
-    n = positive("n_chips", n_chips, integer=True)
-    s = positive("seq_len", seq_len, integer=True)
-    gb = positive("global_batch", global_batch, integer=True)
-    topo = _topology_for(hw, topology)
-    pps = range(1, min(m.num_layers, 64) + 1) if pps is None else pps
-    rows = []
-    for tp in tps:
-        for pp in pps:
-            for cp in cps:
-                if n % (tp * pp * cp) or m.num_heads % tp:
-                    continue
-                dp = n // (tp * pp * cp)
-                for b in micro_batches:
-                    if gb % (dp * b):
-                        continue
-                    for v in (virtual_stages if pp > 1 else (1,)):
-                        if v == 1 or math.ceil(m.num_layers / pp) >= v:
-                            rows.append((tp, pp, cp, b, v))
-    if not rows:
-        raise ValueError(f"no (tp, pp, cp, micro_batch) divides {n} chips and {gb} sequences; try other sizes")
-    grid = np.array(rows)
-    tp, pp, cp, b, v = (grid[:, i] for i in range(5))
-    out = {name: [] for name in ("step", "tokens", "mfu", "mem", "fits", "zero", "recompute")}
-    cols = {"tp": [], "pp": [], "cp": [], "micro_batch": [], "virtual_stages": []}
-    for recompute in recomputes:
-        for zero in zero_stages:
-            st = train_step_unchecked(m, hw, topo, n_chips=n, seq_len=s, global_batch=gb, micro_batch=b, tp=tp,
-                                      pp=pp, cp=cp, zero_stage=np.full(len(tp), zero), recompute=recompute,
-                                      sp=True, virtual_stages=v,
-                                      precision=precision, optimizer=optimizer)
-            out["step"].append(st.step_time_s)
-            out["tokens"].append(st.tokens_per_s_per_chip)
-            out["mfu"].append(st.mfu)
-            out["mem"].append(st.memory.total)
-            out["fits"].append(st.fits)
-            out["zero"].append(np.full(len(tp), zero))
-            out["recompute"].append(np.full(len(tp), recompute))
-            for name, col in (("tp", tp), ("pp", pp), ("cp", cp), ("micro_batch", b), ("virtual_stages", v)):
-                cols[name].append(col)
-    configs = {name: np.concatenate(v) for name, v in cols.items()}
-    configs["dp"] = n // (configs["tp"] * configs["pp"] * configs["cp"])
-    configs["zero_stage"] = np.concatenate(out["zero"])
-    configs["recompute"] = np.concatenate(out["recompute"])
-    return SearchResult(configs, np.concatenate(out["step"]), np.concatenate(out["tokens"]),
-                        np.concatenate(out["mfu"]), np.concatenate(out["mem"]), np.concatenate(out["fits"]))
-
-
-__all__ = ["FLASH_BACKWARD", "PRECISIONS", "SearchResult", "TOPOLOGY_FOR_CHIP", "TrainStep",
-           "critical_tokens_per_chip", "pipeline_bubble", "search", "step_time_split", "step_workload",
-           "train_step", "train_step_unchecked"]
+__all__ = [
+    "FLASH_BACKWARD", "PRECISIONS", "TOPOLOGY_FOR_CHIP", "TrainStep", "critical_tokens_per_chip",
+    "pipeline_bubble", "step_time_split", "step_workload", "train_step"
+]

@@ -8,8 +8,9 @@ works and inline redraws where it does not (Colab, ipywidgets 7).
 """
 
 from .attention_explorer import AttentionExplorer
-from .base import Explorer, eng, freeze_layout, live_figures, log_slider, snapshot
+from .base import Explorer, eng, freeze_layout, live_figures, snapshot
 from .comms_explorer import CommsExplorer
+from .controls import log_slider
 from .llm_explorer import LLMExplorer
 from .matmul_explorer import MatmulExplorer
 from .roofline_explorer import RoofAxes, RooflineExplorer

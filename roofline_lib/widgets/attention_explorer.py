@@ -14,7 +14,8 @@ from ..core.dtypes import bytes_per_element
 from ..roofline.bounds import attainable_flops, estimate
 from ..roofline.workloads import attention
 from ..specs.hardware import get_accelerator
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, plain
 from .roofline_explorer import COLOURS, RoofAxes
 
 MODES = ("prefill (T = S)", "decode (T = 1)", "T and S free")
@@ -43,6 +44,8 @@ class AttentionExplorer(Explorer):
     at this G, with each chip's ridge point as a level; the right panel puts the current
     point on each chip's roofline (attainable FLOP/s against intensity). The readout gives
     the time and the bound on each chip.
+
+    Taught in chapter 04 (notebooks/04_attention_intensity.ipynb).
     """
 
     def __init__(self, chips=("A100", "H200"), heads=32, head_dim=128, dtype="bf16",
@@ -68,6 +71,7 @@ class AttentionExplorer(Explorer):
         super().__init__(controls, figsize=(8, 3.6))
 
     def build(self):
+        """Two panels: intensity against length with each chip's ridge as a level, and the point on both roofs."""
         # Left: intensity against length with each chip's ridge as a level (above a chip's line the
         # point is compute-bound there, below it memory-bound). Right: the point on both roofs.
         # Only the markers move with T, S and the batch; both panels' curves stay in the cached layer.
@@ -103,6 +107,7 @@ class AttentionExplorer(Explorer):
         self.ax_roof = ax_roof
 
     def laid_out(self):
+        """Place the ridge labels clear of the roofs."""
         self.roof.place_labels()
 
     def lengths_for(self, mode, T, S):
@@ -119,6 +124,8 @@ class AttentionExplorer(Explorer):
         return attention(batch, self.heads, self.heads // G, T, S, self.head_dim, dtype=self.dtype, causal=causal)
 
     def update(self, T, S, G, batch, mode, causal=False):
+        """Attention of ``batch`` sequences, ``T`` queries over ``S`` keys in groups of ``G`` query heads per KV head,
+        for ``mode`` (prefill, decode, custom): move the points, return the readout."""
         T, S, batch = _whole("T", T), _whole("S", S), _whole("batch", batch)
         G = _whole("G", G)
         if G not in group_sizes(self.heads):

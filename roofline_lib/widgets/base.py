@@ -1,10 +1,9 @@
-"""What every explorer shares: sliders on log scales, readouts in engineering notation,
-and the build-once / update-in-place wiring."""
+"""What every explorer shares: the build-once / update-in-place wiring, a figure that redraws only what moves,
+readouts in engineering notation, and static figures for pages without a kernel (its controls: ``controls``)."""
 
 from __future__ import annotations
 
 import html
-import math
 
 import ipywidgets
 from matplotlib import pyplot as plt
@@ -13,105 +12,8 @@ from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 from matplotlib.transforms import offset_copy
-from traitlets import TraitError, validate
 
 from ..core.units import eng  # noqa: F401  (readouts in engineering notation; rl.widgets.eng is the same function)
-
-
-def plain(x, figures=4):
-    """A ratio (FLOP/byte, a rate per request) to about ``figures`` significant figures, never in exponent
-    notation: plain(7.0831) -> '7.083', plain(101.12) -> '101.1', plain(104857.6) -> '104,858'."""
-    x = float(x)
-    if not math.isfinite(x) or x == 0:
-        return f"{x:g}"
-    decimals = max(0, figures - 1 - math.floor(math.log10(abs(x))))
-    return f"{x:,.{decimals}f}"
-
-
-class LogSlider(ipywidgets.SelectionSlider):
-    """A slider over a fixed list of positive numbers spaced on a log scale (``log_slider``, ``int_log_slider``).
-
-    Its value is always one of them, so a default given to the constructor is a step the slider reaches.
-    Setting a number that is not one of the steps (from code: ``control.value = 100``) moves the slider to
-    the nearest step on the log scale, as dragging would."""
-
-    @validate("value")
-    def _validate_value(self, proposal):
-        value = proposal.value
-        if value is not None and value not in self._options_values:
-            try:
-                x = float(value)
-            except (TypeError, ValueError):
-                raise TraitError(f"{self.description}: needs a number, got {value!r}") from None
-            if not (math.isfinite(x) and x > 0):
-                raise TraitError(f"{self.description}: needs a number > 0, got {value!r}")
-            value = min(self._options_values, key=lambda v: abs(math.log(v) - math.log(x)))
-        return super()._validate_value(type(proposal)(proposal, value=value))
-
-
-def log_slider(description, low, high, value, *, base=10, step=None, readout_format=None, **kwargs):
-    """A slider from about ``low`` to ``high`` in steps of ``step`` in the exponent (base ``base``; 200 steps
-    over the range by default), laid through ``value``: the default is exactly one of its steps.
-
-    A real number that is not a count (an intensity): for whole quantities use ``int_log_slider``. The
-    readout shows each step to 3 significant figures (``readout_format``, a format spec, to change it).
-    """
-    if not (0 < low <= value <= high):
-        raise ValueError(f"log_slider {description!r} needs 0 < low <= value <= high, got {low}, {value}, {high}")
-    lo, hi, at = math.log(low, base), math.log(high, base), math.log(value, base)
-    step = step or (hi - lo) / 200
-    below, above = math.floor((at - lo) / step + 1e-9), math.floor((hi - at) / step + 1e-9)
-    values = [value * base ** (k * step) for k in range(-below, above + 1)]  # k = 0 is value itself
-    label = (lambda v: format(v, readout_format)) if readout_format else (lambda v: plain(v, 3))
-    return LogSlider(options=[(label(v), v) for v in values], value=value, description=description,
-                     continuous_update=True, style={"description_width": "initial"},
-                     layout=ipywidgets.Layout(width="420px"), **kwargs)
-
-
-def log_steps(low, high, per_octave=4):
-    """Whole numbers from ``low`` to ``high``, about ``per_octave`` per doubling: 1, 2, 3, 4, 5, 6, 7, 8, 10, 11,
-    13, 16, 19, 23, 27, 32, ... (2 ** (k / per_octave), rounded, repeats dropped). Powers of two are always in."""
-    low, high = int(low), int(high)
-    if not (1 <= low <= high) or per_octave < 1:
-        raise ValueError(f"log_steps needs 1 <= low <= high and per_octave >= 1, got {low}, {high}, {per_octave}")
-    top = math.ceil(math.log2(high) * per_octave)
-    values = {int(round(2 ** (k / per_octave))) for k in range(top + 1)} | {low, high}
-    return sorted(v for v in values if low <= v <= high)
-
-
-def int_log_slider(description, low, high, value, *, per_octave=4, **kwargs):
-    """A ``LogSlider`` over the whole numbers ``log_steps(low, high, per_octave)`` and ``value`` (the default)."""
-    if not (isinstance(value, int) or float(value).is_integer()) or not (low <= value <= high):
-        raise ValueError(f"int_log_slider {description!r} needs a whole value in [{low}, {high}], got {value!r}")
-    options = sorted(set(log_steps(low, high, per_octave)) | {int(value)})
-    return LogSlider(options=options, value=int(value), description=description, continuous_update=True,
-                     style={"description_width": "initial"}, layout=ipywidgets.Layout(width="420px"), **kwargs)
-
-
-def model_and_chip(model, chip, chips, width="260px"):
-    """The model and chip dropdowns the LLM and serving explorers share: every model in data/models/,
-    the given chips; ``model`` and ``chip`` as any spelling the catalog accepts."""
-    from ..specs.hardware import get_accelerator
-    from ..specs.models import get_model, list_models
-
-    style = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width=width))
-    return {"model": ipywidgets.Dropdown(options=list_models(with_steps=True), value=get_model(model).name,
-                                         description="model", **style),
-            "chip": ipywidgets.Dropdown(options=[get_accelerator(c).name for c in chips],
-                                        value=get_accelerator(chip).name, description="chip", **style)}
-
-
-def reachable(control):
-    """The values a slider can take, in order (for tests: a default must be one of them)."""
-    if isinstance(control, ipywidgets.SelectionSlider):
-        return list(control._options_values)
-    if isinstance(control, ipywidgets.FloatLogSlider):
-        n = int(round((control.max - control.min) / control.step))
-        return [control.base ** (control.min + k * control.step) for k in range(n + 1)]
-    if isinstance(control, (ipywidgets.IntSlider, ipywidgets.FloatSlider)):
-        n = int(round((control.max - control.min) / control.step))
-        return [control.min + k * control.step for k in range(n + 1)]
-    raise TypeError(f"not a slider: {type(control).__name__}")
 
 
 def freeze_layout(fig):
@@ -171,9 +73,12 @@ class LayeredFigure(Figure):
         self._background = None
 
     def invalidate_background(self):
+        """Forget the cached static layer: the next draw renders everything again."""
         self._background = None
 
     def draw(self, renderer):
+        """Draw the figure: the cached static layer, then only the moving artists (a full draw when saving, or when
+        nothing is cached)."""
         canvas_renderer = getattr(self.canvas, "renderer", None)
         if (not self.moving or self.canvas.is_saving()  # savefig may draw with drawing switched off
                 or not isinstance(renderer, RendererAgg) or renderer is not canvas_renderer):
@@ -230,7 +135,9 @@ def live_figures_problem():
 
 def live_figures():
     """``%matplotlib widget`` where live figures work, else ``%matplotlib inline`` with a note saying why: the
-    explorers then redraw a still image at each slider step."""
+    explorers then redraw a still image at each slider step.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 03, 04, 05, 09, 11, 13."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -287,9 +194,12 @@ class Explorer:
 
     # -- for subclasses
     def build(self):
+        """Make the figure's axes and artists once; list the ones ``update`` moves in ``self.fig.moving``."""
         raise NotImplementedError
 
     def update(self, **values):
+        """Move the artists to the controls' ``values`` and return {label: text} for the readout; a ValueError for
+        values the explorer cannot show."""
         raise NotImplementedError
 
     def laid_out(self):
@@ -297,6 +207,7 @@ class Explorer:
 
     # -- shared wiring
     def values(self):
+        """{control name: its value}: what ``update`` is called with."""
         return {name: control.value for name, control in self.controls.items()}
 
     def _render_readout(self, numbers):
@@ -391,6 +302,8 @@ def snapshot(fig, dpi=80, close=True):
     notebook viewer without a kernel (GitHub, exported HTML) cannot draw; a PNG
     always shows. Create the figure inside ``with plt.ioff():`` so that it is not
     also displayed live.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapter 09.
     """
     import io
 
@@ -404,7 +317,6 @@ def snapshot(fig, dpi=80, close=True):
 
 
 __all__ = [
-    "Explorer", "ExplorerBox", "FALLBACK", "freeze_layout", "int_log_slider", "invalidate_background",
-    "LayeredFigure", "log_slider", "log_steps", "LogSlider", "MAX_LIVE_WIDTH_PX", "model_and_chip", "moving",
-    "plain", "reachable", "Readout", "snapshot", "static_dpi",
+    "Explorer", "ExplorerBox", "FALLBACK", "freeze_layout", "invalidate_background", "LayeredFigure",
+    "MAX_LIVE_WIDTH_PX", "moving", "Readout", "snapshot", "static_dpi"
 ]

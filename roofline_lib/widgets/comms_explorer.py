@@ -17,7 +17,8 @@ from matplotlib.ticker import EngFormatter, FuncFormatter
 from ..multichip.parallel import tp_decode_step, tp_max_batch
 from ..specs.hardware import get_accelerator, list_accelerators
 from ..specs.models import get_model, list_models
-from .base import Explorer, eng, int_log_slider
+from .base import Explorer, eng
+from .controls import int_log_slider
 
 POINTS = 120
 
@@ -36,6 +37,11 @@ def batch_axis(largest):
 
 
 class CommsExplorer(Explorer):
+    """Chapter 09's explorer: one model's decode step on n chips with tensor parallelism, its compute, memory and
+    communication times against the batch, for a chip and a link.
+
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb)."""
+
     def __init__(self, model="Llama-2-70B", chip="H100 SXM", link="nvlink", batch=16, n_chips=8, context=4096):
         dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="230px"))
         controls = {
@@ -54,6 +60,7 @@ class CommsExplorer(Explorer):
         super().__init__(controls, figsize=(8, 4.2))
 
     def build(self):
+        """One panel: the decode step's compute, memory and communication times against the batch, log-log."""
         ax = self.ax = self.fig.add_subplot()
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -71,6 +78,8 @@ class CommsExplorer(Explorer):
         ax.legend(loc="best", fontsize=8)  # where the curves leave room (re-placed only when they change)
 
     def update(self, model, chip, link, batch, n_chips, context):
+        """``model`` on ``n_chips`` x ``chip`` over ``link`` at ``context``: redraw the curves up to the largest batch
+        that fits, mark ``batch``, return the readout."""
         batch, context = int(round(batch)), int(round(context))
         largest = tp_max_batch(model, chip, context, n_chips)
         batches = batch_axis(largest)

@@ -12,14 +12,17 @@ from ..plotting.rooflines import format_axes, roof_curve
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
-from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, model_and_chip, plain
 
 DTYPES = ("bf16", "fp8", "int8", "int4")
 
 
 class LLMExplorer(Explorer):
     """Left: the chip's bf16 roofline with the decode step (filled) and prefill of the same context
-    (open marker). Right: the decode step's time by category, each part at its own roofline bound."""
+    (open marker). Right: the decode step's time by category, each part at its own roofline bound.
+
+    Taught in chapter 05 (notebooks/05_llm_inference.ipynb)."""
 
     def __init__(self, model="Llama-3-8B", chip="H200 SXM", batch=8, context=4096, weight_dtype="bf16",
                  kv_dtype="bf16", chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X")):
@@ -35,6 +38,8 @@ class LLMExplorer(Explorer):
         super().__init__(controls, figsize=(8, 3.6))
 
     def build(self):
+        """Two panels: the decode step and the prefill on the chip's roofline, and the decode step's time by
+        category."""
         self.ax_roof, self.ax_bar = self.fig.subplots(1, 2, width_ratios=(1.1, 1))
         format_axes(self.ax_roof)
         self.roof, = self.ax_roof.plot([], [], lw=2, color="C0")
@@ -57,6 +62,8 @@ class LLMExplorer(Explorer):
         self._static = None
 
     def update(self, model, chip, batch, context, weight_dtype, kv_dtype):
+        """``model`` on ``chip`` at ``batch`` and ``context`` in the given weight and KV formats: move the points and
+        bars, return the readout."""
         hw = get_accelerator(chip)
         batch, context = int(round(batch)), int(round(context))
         step = llm.decode_step(model, batch, context, weight_dtype=weight_dtype, kv_dtype=kv_dtype)

@@ -8,7 +8,8 @@ import numpy as np
 from ..roofline.bounds import attainable_flops, estimate
 from ..roofline.workloads import matmul
 from ..specs.hardware import get_accelerator
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, plain
 from .roofline_explorer import RoofAxes
 
 # label -> (dtype of X, dtype of Y, dtype of Z); the compute dtype is X's
@@ -37,6 +38,8 @@ class MatmulExplorer(Explorer):
     The readout gives FLOPs, bytes, intensity, its M -> infinity limit, and on each
     chip the predicted time (lower bound), which bound applies and the critical M
     where the matmul crosses that chip's ridge (solved in ``rl.symbolic``).
+
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb).
     """
 
     def __init__(self, chips=("A100", "H200"), M=128, N=4096, K=4096, dtype="bf16"):
@@ -56,6 +59,7 @@ class MatmulExplorer(Explorer):
         super().__init__(controls)
 
     def build(self):
+        """One panel: the chips' roofs, each chip's matmul point, and the line where M x N x K turns compute-bound."""
         ax = self.fig.add_subplot()
         ax.set_title("matmul X[M,K] @ Y[K,N] -> Z[M,N]", fontsize=10)
         self.roof = RoofAxes(ax, len(self.chips))
@@ -65,6 +69,7 @@ class MatmulExplorer(Explorer):
         moving(self.fig, self.limit_line, self.limit_label)
 
     def laid_out(self):
+        """Place the ridge labels clear of the roofs and the limit line."""
         self.roof.place_labels([self.limit_line])
 
     def critical_M(self, label, hw, N, K):
@@ -84,6 +89,7 @@ class MatmulExplorer(Explorer):
         return float(solution(ridge, N, K)) if limit(N, K) > ridge else None
 
     def update(self, M, N, K, dtype):
+        """An M x K by K x N matmul in ``dtype`` (a choice of MATMUL_DTYPES): move the points, return the readout."""
         M, N, K = _size("M", M), _size("N", N), _size("K", K)
         if dtype not in MATMUL_DTYPES:
             raise ValueError(f"unknown matmul dtype choice {dtype!r}; choose one of {', '.join(MATMUL_DTYPES)}")

@@ -10,17 +10,17 @@ import ipywidgets
 import numpy as np
 from matplotlib.ticker import EngFormatter
 
-from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, format_axes, place_beside
+from ..plotting.rooflines import DEFAULT_INTENSITY_RANGE, below_first, format_axes, place_beside
 from ..roofline.bounds import attainable_flops, bound_at
 from ..specs.hardware import get_accelerator, list_accelerators
-from .base import Explorer, eng, invalidate_background, log_slider, moving
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import log_slider
 
 INTENSITY_RANGE = DEFAULT_INTENSITY_RANGE
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")
-# Where a ridge label may sit, tried in order: below the flat roof, right of the ridge (nothing runs there
-# but the chip's own roof above it), a line lower, then left of the ridge above the roof.
-RIDGE_LABEL_SIDES = (((4, -4), "left", "top"), ((4, -16), "left", "top"), ((4, -28), "left", "top"),
-                     ((-4, 4), "right", "bottom"), ((-4, 16), "right", "bottom"))
+# a ridge label's places, from plotting's one table: below the flat roof first (nothing runs there but the chip's
+# own roof above it), then above
+RIDGE_SIDES = below_first()
 
 
 
@@ -46,8 +46,8 @@ class RoofAxes:
             self.achieved.append(ax.plot([], [], "--", color=colour, lw=1.2)[0])
             self.ridges.append(ax.plot([], [], "o", color=colour, ms=5)[0])
             self.ridge_labels.append(ax.annotate("", (1, 1), textcoords="offset points",
-                                                 xytext=RIDGE_LABEL_SIDES[0][0], ha=RIDGE_LABEL_SIDES[0][1],
-                                                 va=RIDGE_LABEL_SIDES[0][2], fontsize=8, color=colour))
+                                                 xytext=RIDGE_SIDES[0][0], ha=RIDGE_SIDES[0][1],
+                                                 va=RIDGE_SIDES[0][2], fontsize=8, color=colour))
             self.points.append(ax.plot([], [], "s", color=colour, ms=9, mec="black", zorder=5)[0])
         self.cursor = ax.axvline(1, color="0.35", ls=":", lw=1, zorder=4)
         # Direct labels instead of a legend: a legend re-packs its boxes on every draw.
@@ -116,7 +116,7 @@ class RoofAxes:
             taken.append(legend.get_window_extent(renderer))
         for label in self.ridge_labels:
             if label.get_text():
-                taken.append(place_beside(label, lines, taken, RIDGE_LABEL_SIDES))
+                taken.append(place_beside(label, lines, taken, RIDGE_SIDES))
         return before != [(label.get_position(), label.get_ha(), label.get_va()) for label in self.ridge_labels]
 
     def set_point(self, slot, intensity, throughput):
@@ -127,6 +127,7 @@ class RoofAxes:
             self.points[slot].set_data([intensity], [throughput])
 
     def set_cursor(self, intensity):
+        """Move the vertical cursor to ``intensity`` (FLOP/byte)."""
         self.cursor.set_xdata([intensity, intensity])
 
 
@@ -141,6 +142,8 @@ class RooflineExplorer(Explorer):
 
     Controls: intensity (log slider, FLOP/byte), two chips from data/, a dtype both
     have, and whether to draw the published measured ("achieved") ceilings.
+
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb).
     """
 
     def __init__(self, chip_a="A100", chip_b="H200", dtype="bf16", intensity=50.0, achieved=True):
@@ -170,14 +173,18 @@ class RooflineExplorer(Explorer):
             dtype.value = keep
 
     def build(self):
+        """One panel: two chips' roofs and the operating point."""
         ax = self.fig.add_subplot()
         ax.set_title("attainable = min(peak, bandwidth x intensity)", fontsize=10)
         self.roof = RoofAxes(ax, 2)
 
     def laid_out(self):
+        """Place the ridge labels clear of the roofs."""
         self.roof.place_labels()
 
     def update(self, intensity, chip_a, chip_b, dtype, achieved=True):
+        """Put the point at ``intensity`` (FLOP/byte) on ``chip_a``'s and ``chip_b``'s ``dtype`` roofs (with their
+        measured ceilings where ``achieved``); return the readout."""
         intensity = float(intensity)
         if not (np.isfinite(intensity) and intensity > 0):
             raise ValueError(f"intensity must be a finite number > 0 FLOP/byte, got {intensity!r}")
@@ -201,4 +208,4 @@ class RooflineExplorer(Explorer):
         return readout
 
 
-__all__ = ["chip_dtypes", "COLOURS", "INTENSITY_RANGE", "RIDGE_LABEL_SIDES", "RoofAxes", "RooflineExplorer"]
+__all__ = ["chip_dtypes", "COLOURS", "INTENSITY_RANGE", "RoofAxes", "RooflineExplorer"]

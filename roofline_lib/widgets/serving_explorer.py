@@ -13,7 +13,8 @@ from ..plotting.rooflines import format_axes, roof_curve
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
-from .base import Explorer, eng, int_log_slider, invalidate_background, model_and_chip, moving, plain
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider, model_and_chip, plain
 
 CONTIGUOUS_MAX_LEN = 4096  # positions a contiguous allocator reserves per sequence (the engine's maximum length)
 TPOT_SLO = 50e-3  # the SLO line drawn on the curve
@@ -23,7 +24,9 @@ class ServingExplorer(Explorer):
     """Left: the chip's bf16 roofline with the mean decode step (filled) and, when a technique is on, the step
     it runs instead (chunked: decode + prompt chunk; speculative: the verify pass). Right: output tokens/s
     per chip against time per output token over every batch that fits (continuous batching), the current
-    batch marked, and a 50 ms TPOT line."""
+    batch marked, and a 50 ms TPOT line.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
 
     def __init__(self, model="Llama-2-7B", chip="A100 80GB SXM4", batch=32, prompt_len=512, output_len=256,
                  chips=("A100 80GB SXM4", "H100 SXM", "H200 SXM", "B200", "MI300X", "L40S")):
@@ -45,6 +48,8 @@ class ServingExplorer(Explorer):
         super().__init__(controls, figsize=(8, 3.4))
 
     def build(self):
+        """Two panels: the decode step (and the step with the chosen technique) on the roofline, and the time per output
+        token against the batch."""
         self.ax_roof, self.ax_curve = self.fig.subplots(1, 2, width_ratios=(1, 1.15))
         format_axes(self.ax_roof)
         self.ax_roof.set_xlabel("intensity (FLOP/byte)")
@@ -90,6 +95,9 @@ class ServingExplorer(Explorer):
         return c, tpot, thr
 
     def update(self, model, chip, batch, prompt_len, output_len, chunked, paged, k, acceptance):
+        """A request of ``prompt_len`` + ``output_len`` tokens at ``batch`` on ``chip``, with chunked prefill, paged KV
+        or speculative decoding (``k`` drafts, ``acceptance``) as chosen: move the points and curves, return
+        the readout."""
         hw = get_accelerator(chip)
         batch, prompt_len, output_len = int(round(batch)), int(round(prompt_len)), int(round(output_len))
         positions = prompt_len + output_len

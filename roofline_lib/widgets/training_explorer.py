@@ -18,7 +18,8 @@ from matplotlib.ticker import EngFormatter
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model, list_models
 from ..training.step import TOPOLOGY_FOR_CHIP, train_step
-from .base import Explorer, eng, int_log_slider, invalidate_background, moving
+from .base import Explorer, eng, invalidate_background, moving
+from .controls import int_log_slider
 
 MEMORY = ("weights", "gradients", "optimizer states", "activations", "logits (pp = 1 only)")
 TERMS = ("compute", "pipeline bubble", "tensor parallel", "context parallel", "pipeline sends", "data parallel",
@@ -27,6 +28,7 @@ BATCH_TOKENS = {"4M tokens": 2**22, "8M tokens": 2**23, "16M tokens": 2**24}
 
 
 def dense_models():
+    """Models with step shapes and no mixture of experts (what the training step covers)."""
     return [n for n in list_models(with_steps=True) if get_model(n).moe is None]
 
 
@@ -38,11 +40,17 @@ def nice_end(x):
 
 
 def toggles(description, options, value, button="44px"):
+    """A row of toggle buttons with a description and a button width."""
     return ipywidgets.ToggleButtons(options=options, value=value, description=description,
                                     style={"description_width": "initial", "button_width": button})
 
 
 class TrainingExplorer(Explorer):
+    """Chapter 13's explorer: one training step's terms on n chips, for a model, a chip, a global batch and a parallel
+    layout (tp, pp, cp, ZeRO stage, recomputation).
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
+
     def __init__(self, model="Llama-3.1-70B", chip="H100 SXM5", n_chips=1024, seq_len=2**13, batch_tokens=2**24,
                  tp=8, pp=4, cp=1, micro_batch=1, zero_stage=1, recompute="selective"):
         dropdown = dict(style={"description_width": "initial"}, layout=ipywidgets.Layout(width="270px"))
@@ -65,6 +73,7 @@ class TrainingExplorer(Explorer):
         super().__init__(controls, figsize=(8, 3.6))
 
     def build(self):
+        """Two panels of stacked bars: memory per chip against the chip's capacity, and the step's terms."""
         self.ax_mem, self.ax_time = self.fig.subplots(2, 1)
         self.bars = {}
         for ax, names, unit in ((self.ax_mem, MEMORY, "B"), (self.ax_time, TERMS, "s")):
@@ -85,12 +94,15 @@ class TrainingExplorer(Explorer):
         self._static = None
 
     def laid_out(self):
+        """Put the titles back at the top edge of their axes (the frozen layout placed them while they were hidden)."""
         # freeze_layout pins each title where a draw put it, but that draw hides the moving artists, titles
         # included, and a hidden title is placed far above its axes: back to the top edge, where update() puts it
         for ax in (self.ax_mem, self.ax_time):
             ax.title.set_y(1.0)
 
     def update(self, model, chip, n_chips, seq_len, batch_tokens, tp, pp, cp, micro_batch, zero_stage, recompute):
+        """One training step of the chosen model, chip, chips, sequence, global batch and layout: move the bars, return
+        the readout (a ValueError for a layout that does not divide)."""
         hw, n_chips, seq_len = get_accelerator(chip), int(n_chips), int(seq_len)
         global_batch = int(batch_tokens) // seq_len
         try:
