@@ -290,9 +290,7 @@ def measure_machine(quick=False, *, threads=None, array_bytes=None, llc_bytes=No
 
 def has_simd(machine=None):
     """True on CPUs whose vector units do twice the fp32 operations of fp64 per instruction
-    (x86-64's SSE/AVX, arm64's NEON): there a sound measurement finds fp32 faster than fp64.
-
-    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb)."""
+    (x86-64's SSE/AVX, arm64's NEON): there a sound measurement finds fp32 faster than fp64."""
     import platform as _platform
 
     machine = (machine or _platform.machine()).lower()
