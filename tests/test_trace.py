@@ -302,3 +302,55 @@ def test_own_trace(tmp_path):
         assert t.diagnose().bottleneck == "cpu"
     d = T.profile_decode(tmp_path / "decode.json", steps=1, context=64)
     assert any(g.op == "aten::mm" and g.n == T.own.TINY_LLAMA["vocab_size"] for g in d.gemms())  # the LM head
+
+
+def test_collectives_from_recorded_messages():
+    """A100 data-parallel trace: every NCCL kernel records its message; bytes on the wire and the rate they imply,
+    recomputed from the raw args (2 ranks: a ring all-reduce sends the whole message, a broadcast half of it)."""
+    path = published("a100-ddp-convnet-nccl.json.gz")
+    expected = []
+    for e in sorted((e for e in raw(path) if e.get("cat") == "kernel" and "Collective name" in e["args"]),
+                    key=lambda e: e["ts"]):
+        a = e["args"]
+        size = {"Float": 4, "Long": 8}[a["dtype"]] * a["In msg nelems"]
+        wire = size * (2 * (a["Group size"] - 1) if a["Collective name"] == "allreduce" else a["Group size"] - 1) \
+            / a["Group size"]
+        expected.append((a["Collective name"], wire / (e["dur"] * 1e-6)))
+    rows = T.read(path).collectives()
+    assert [(r.collective, pytest.approx(r.bus_bytes_per_s, rel=1e-6)) for r in rows] == expected
+    assert len(rows) == 21
+    # far under even PCIe 4's 32 GB/s: the kernels' time is mostly waiting for the other rank, not the wire
+    assert max(r.bus_bytes_per_s for r in rows) < 15e9
+
+
+def test_diagnosis_of_exposed_communication(tmp_path):
+    # 100 us of all-reduce on the compute stream after 50 us of elementwise work: nothing hides it
+    t = hand_trace(tmp_path, [dict(name="vectorized_elementwise_kernel", start=0, duration=50e-6),
+                              dict(name="ncclKernel_AllReduce_RING_LL_Sum_bfloat16", start=50e-6, duration=100e-6)],
+                   device_name="NVIDIA H100 80GB HBM3")
+    d = t.diagnose()
+    assert d.bottleneck == "communication" and d.charged["communication"] == pytest.approx(100e-6)
+    assert d.share("memory") == pytest.approx(1 / 3) and "chapters 09 and 13" in d.next_steps
+    assert "100 µs exposed" in str(d)
+
+
+def test_on_roofline_draws_the_gemms(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib import pyplot as plt
+    t = T.read(synthetic.decode_trace(tmp_path / "g.json.gz", "llama-3-8b", "H100", 1, 4096, graph=True))
+    fig, ax = t.on_roofline(top=3)
+    stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
+    assert len(stars) == 3  # the three longest GEMMs, at their measured FLOP/s
+    assert sorted(float(s.get_ydata()[0]) for s in stars) == pytest.approx(
+        sorted(p.gemm.flops_per_s for p in t.placed()[:3]))
+    plt.close(fig)
+
+
+def test_own_trace_without_torch(tmp_path, monkeypatch):
+    from roofline_lib.trace import own
+
+    def missing():
+        raise ModuleNotFoundError("PyTorch is not installed: pip install torch")
+    monkeypatch.setattr(own, "_torch", missing)
+    with pytest.raises(ModuleNotFoundError, match="pip install torch"):
+        own.profile_matmuls(tmp_path / "mm.json")

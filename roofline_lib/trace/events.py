@@ -65,10 +65,29 @@ class Kernel:
     device: object
     correlation: object
     op: Op | None
+    collective: Collective | None = None
 
     @property
     def end(self):
         return self.start + self.duration
+
+
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """What PyTorch's distributed layer records on a communication kernel (newer Kineto versions): the
+    collective's name ("allreduce", "broadcast" ...), its message in elements and their type, the group's size."""
+
+    name: str
+    elements: int
+    dtype: str
+    group_size: int
+
+
+def _collective(args):
+    name, n, dtype, group = (args.get(k) for k in ("Collective name", "In msg nelems", "dtype", "Group size"))
+    if isinstance(name, str) and _number(n) and isinstance(dtype, str) and _number(group) and group >= 1:
+        return Collective(name, int(n), dtype, int(group))
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +231,10 @@ def read_events(path):
             enclosing = enclosing or _Enclosing(ops)
             op = enclosing.find(launch.get("pid"), launch.get("tid"), (launch["ts"] - t0) * US)
         kernels.append(Kernel(str(e.get("name", "")), GPU_CATEGORIES[e["cat"]], *s(e), args.get("stream"),
-                              args.get("device"), args.get("correlation"), op))
+                              args.get("device"), args.get("correlation"), op, _collective(args)))
     kernels.sort(key=lambda k: k.start)
     return data, kernels, launches, ops, annotations, counted, skipped
 
 
-__all__ = ["Annotation", "CountedKernel", "GPU_CATEGORIES", "Kernel", "Launch", "Op", "counted_flops", "read_events"]
+__all__ = ["Annotation", "Collective", "CountedKernel", "GPU_CATEGORIES", "Kernel", "Launch", "Op", "counted_flops",
+           "read_events"]

@@ -30,6 +30,9 @@ from .gemms import dtype_of, mnk
 # loader), the one split 463 ms.
 SPLIT_GAP_S = 0.1
 SHORT_KERNEL_S = 10e-6  # kernels under this are about as short as a launch: overhead-prone
+# the element types PyTorch's distributed layer names on a collective, in bytes
+WIRE_DTYPE_BYTES = {"float": 4, "double": 8, "half": 2, "bfloat16": 2, "int8_t": 1, "char": 1, "byte": 1,
+                    "uint8_t": 1, "int": 4, "long": 8, "int64_t": 8, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,23 @@ class GemmRow:
     @property
     def shape(self):
         return f"{self.m} x {self.n} x {self.k}" + (f" (x{self.batch})" if self.batch > 1 else "")
+
+
+@dataclass(frozen=True)
+class CollectiveRow:
+    """A communication kernel whose message the trace recorded: the bytes each rank sends over the wire (a ring
+    all-reduce sends 2 (n - 1) / n of the message, a broadcast or all-gather (n - 1) / n) and the rate that
+    implies over the kernel's time. A rate far under the link's means the kernel spent its time waiting."""
+
+    name: str
+    collective: str
+    message_bytes: float
+    wire_bytes: float
+    seconds: float
+
+    @property
+    def bus_bytes_per_s(self):
+        return self.wire_bytes / self.seconds
 
 
 @dataclass(frozen=True)
@@ -174,6 +194,21 @@ class Trace:
         """Communication time with nothing else running: what the step would lose if the wire were free."""
         return self.communication_s - self.communication_overlapped_s
 
+    def collectives(self):
+        """Communication kernels whose message size was recorded, as ``CollectiveRow``s in start order."""
+        rows = []
+        for k in self.kernels:
+            c = k.collective
+            if c is None or k.duration <= 0:
+                continue
+            size = WIRE_DTYPE_BYTES.get(c.dtype.lower())
+            if size is None:
+                continue
+            message, n = c.elements * size, c.group_size
+            share = 2 * (n - 1) / n if c.name.lower().replace("_", "") == "allreduce" else (n - 1) / n
+            rows.append(CollectiveRow(k.name, c.name, message, message * share, k.duration))
+        return rows
+
     def launch_stats(self):
         """Kernel count, median duration, share under ``SHORT_KERNEL_S``; launch calls and their median CPU time."""
         durations = [k.duration for k in self.kernels if k.kind == "kernel"]
@@ -264,4 +299,5 @@ def read(path):
     return Trace(path)
 
 
-__all__ = ["GemmRow", "LaunchStats", "Placed", "SHORT_KERNEL_S", "SPLIT_GAP_S", "Trace", "read"]
+__all__ = ["CollectiveRow", "GemmRow", "LaunchStats", "Placed", "SHORT_KERNEL_S", "SPLIT_GAP_S", "Trace",
+           "WIRE_DTYPE_BYTES", "read"]
