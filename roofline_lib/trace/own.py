@@ -11,6 +11,8 @@ Without PyTorch they raise ModuleNotFoundError with the command that installs it
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 from ..core.checks import positive
@@ -26,12 +28,30 @@ TINY_LLAMA = {"model_type": "llama", "hidden_size": 512, "num_attention_heads": 
               "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "tie_word_embeddings": False}
 
 
+@contextlib.contextmanager
+def _quiet_native_stderr():
+    """The profiler's C++ side writes a line to the process's stderr at each start and stop (Kineto's
+    "profiler_start"): hide those two lines, where the file descriptors allow it."""
+    try:
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        yield
+        return
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
 def _profile(torch, device, work, path, steps):
     activities = [torch.profiler.ProfilerActivity.CPU]
     if device.startswith("cuda"):
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     work()  # once outside the profile: first-call costs (allocation, kernel selection) are not the workload's
-    with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+    with _quiet_native_stderr(), torch.profiler.profile(activities=activities, record_shapes=True) as prof:
         for _ in range(steps):
             work()
         if device.startswith("cuda"):
