@@ -354,3 +354,42 @@ def test_own_trace_without_torch(tmp_path, monkeypatch):
     monkeypatch.setattr(own, "_torch", missing)
     with pytest.raises(ModuleNotFoundError, match="pip install torch"):
         own.profile_matmuls(tmp_path / "mm.json")
+
+
+def measured_figures(key):
+    """Every figure PUBLISHED quotes for one trace, measured here with the reader."""
+    entry = T.PUBLISHED[key]
+    t = T.read(published(entry.file))
+    s, cats = t.launch_stats(), t.time_by_category()
+    out = dict(window_s=t.window_s, busy_share=t.busy_share, kernels=s.kernels,
+               short_kernels=round(s.short_share * s.kernels), median_kernel_s=s.median_s,
+               communication_s=t.communication_s, communication_hidden_s=t.communication_overlapped_s,
+               elementwise_s=cats["elementwise/normalisation"], gemm_s=cats["GEMM"])
+    gemms = t.gemms()
+    lm = [g for g in gemms if g.n in (25136, 201088) and g.k == 2880]
+    if lm:
+        out |= dict(lm_head_s=lm[0].seconds, lm_head_bytes_per_s=lm[0].bytes_per_s)
+    mlp = [g.flops_per_s for g in gemms if (g.m, g.n, g.k) == (8944, 2816, 1024)]
+    if mlp:
+        out |= dict(mlp_gemms=len(mlp), mlp_flops_per_s=statistics.median(mlp))
+    if t.split_gaps:
+        out |= dict(split_gap_s=t.split_gaps[0][1], busy_share_with_gap=t.busy_s / t.window_s)
+    rows = [r for r in t.collectives() if r.collective == "allreduce"]
+    if rows:
+        out |= dict(all_reduces=len(rows), fastest_bus_bytes_per_s=max(r.bus_bytes_per_s for r in rows))
+    return out
+
+
+@pytest.mark.parametrize("key", sorted(T.PUBLISHED))
+def test_quoted_figures_match_their_traces(key):
+    """Each figure chapter 15 quotes equals what the reader measures, to the digits it is written with."""
+    measured = measured_figures(key)
+    for name, quoted in T.PUBLISHED[key].figures.items():
+        if isinstance(quoted, int):
+            assert measured[name] == quoted, name
+        elif quoted == 0:
+            assert measured[name] == 0, name
+        else:
+            # its significant digits as written: 84.5e-3 has 3, 1.733 has 4, 616e12 has 3
+            mantissa = repr(float(quoted)).split("e")[0].replace(".", "").lstrip("0").rstrip("0")
+            assert float(f"{measured[name]:.{max(len(mantissa), 1)}g}") == pytest.approx(quoted), (name, measured[name])

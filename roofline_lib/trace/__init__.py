@@ -7,6 +7,7 @@ and with what, place its GEMMs on a roofline, and ``diagnose`` which of the four
 from .categories import CATEGORIES, PATTERNS, category
 from .chips import chip_for
 from .diagnose import REGIMES, Diagnosis, diagnose
+from .published import PUBLISHED, PublishedTrace
 from .trace import SHORT_KERNEL_S, SPLIT_GAP_S, GemmRow, LaunchStats, Placed, Trace, read
 
 
@@ -18,5 +19,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'roofline_lib.trace' has no attribute {name!r}")
 
 
-__all__ = ["CATEGORIES", "Diagnosis", "GemmRow", "LaunchStats", "PATTERNS", "Placed", "REGIMES", "SHORT_KERNEL_S",
+__all__ = ["CATEGORIES", "Diagnosis", "GemmRow", "LaunchStats", "PATTERNS", "PUBLISHED", "Placed", "PublishedTrace",
+           "REGIMES", "SHORT_KERNEL_S",
            "SPLIT_GAP_S", "Trace", "category", "chip_for", "diagnose", "profile_decode", "profile_matmuls", "read"]

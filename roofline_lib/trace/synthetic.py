@@ -34,7 +34,7 @@ T0_US = 1_000_000.0  # traces start at an arbitrary clock; a round one keeps the
 
 
 def _us(seconds):
-    return T0_US + seconds * 1e6
+    return round(T0_US + seconds * 1e6, 6)  # to the picosecond: 30e-6 s is written 30.0 us, not 30.000000000000004
 
 
 def write_trace(path, kernels, *, device_name=None):
@@ -44,17 +44,19 @@ def write_trace(path, kernels, *, device_name=None):
         corr = 1000 + i
         args = {"device": 0, "stream": k.get("stream", 7), "correlation": corr, "External id": i + 1}
         events.append({"ph": "X", "cat": "kernel", "name": k["name"], "pid": 0, "tid": args["stream"],
-                       "ts": _us(k["start"]), "dur": k["duration"] * 1e6, "args": args})
+                       "ts": _us(k["start"]), "dur": round(k["duration"] * 1e6, 6), "args": args})
         if "launch" in k:
             start, dur = k["launch"]
             events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                           "ts": _us(start), "dur": dur * 1e6, "args": {"correlation": corr, "External id": i + 1}})
+                           "ts": _us(start), "dur": round(dur * 1e6, 6),
+                           "args": {"correlation": corr, "External id": i + 1}})
         if "op" in k:
             name, dims, types = k["op"]
             start, dur = k.get("launch", (k["start"], 0.0))
             events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": _us(start),
-                           "dur": dur * 1e6, "args": {"External id": i + 1, "Input Dims": [list(d) for d in dims],
-                                                      "Input type": list(types)}})
+                           "dur": round(dur * 1e6, 6),
+                           "args": {"External id": i + 1, "Input Dims": [list(d) for d in dims],
+                                    "Input type": list(types)}})
     data = {"schemaVersion": 1, "traceEvents": events}
     if device_name:
         data["deviceProperties"] = [{"id": 0, "name": device_name}]
