@@ -393,3 +393,19 @@ def test_quoted_figures_match_their_traces(key):
             # its significant digits as written: 84.5e-3 has 3, 1.733 has 4, 616e12 has 3
             mantissa = repr(float(quoted)).split("e")[0].replace(".", "").lstrip("0").rstrip("0")
             assert float(f"{measured[name]:.{max(len(mantissa), 1)}g}") == pytest.approx(quoted), (name, measured[name])
+
+
+def test_odd_events_are_skipped_not_fatal(tmp_path):
+    """Events a real trace should not hold (a text time, args that are not a mapping, dims that are not shapes,
+    a device list of the wrong kind) are skipped or ignored; the rest is read."""
+    events = [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": "soon", "dur": 5},
+              {"ph": "X", "cat": "kernel", "name": 5, "ts": 10, "dur": 5, "args": [1, 2]},
+              {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 20, "dur": -1},
+              {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 40,
+               "args": {"Input Dims": "[[2, 2]]", "Input type": [None, 3]}},
+              {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 30, "dur": 10, "args": {"stream": [7]}}]
+    (tmp_path / "odd.json").write_text(json.dumps({"traceEvents": events, "deviceProperties": "an H100"}))
+    t = T.read(tmp_path / "odd.json")
+    assert len(t.kernels) == 2 and t.skipped == 2 and t.device is None
+    assert t.gemms() == [] and t.busy_s == pytest.approx(15e-6)
+    assert t.diagnose().bottleneck in T.REGIMES
