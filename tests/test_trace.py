@@ -2,6 +2,7 @@
 the published traces in ../shared/traces (every figure recomputed here from the raw JSON with plain json and
 gzip, a different way), bad input, and a trace of this machine made with torch.profiler."""
 
+import functools
 import gzip
 import json
 import statistics
@@ -23,8 +24,14 @@ def published(name):
     return path
 
 
+@functools.cache
 def raw(path):
-    return json.load(gzip.open(path))["traceEvents"]
+    return json.load(gzip.open(path))["traceEvents"]  # read once per run: the tests only look
+
+
+@functools.cache
+def read_once(path):
+    return T.read(path)  # a Trace is read-only: each published one is read once per run
 
 
 # ---------------------------------------------------------------- hand-built traces
@@ -224,7 +231,7 @@ def independent(path, comm=("nccl", "all_reduce", "allreduce", "multimem")):
                                   "v100-ddp-allreduce.json.gz"])
 def test_published_trace_figures(name):
     path = published(name)
-    t, ind = T.read(path), independent(path)
+    t, ind = read_once(path), independent(path)
     assert t.window_s == pytest.approx(ind["window"], abs=1e-9)  # to a nanosecond: times are offsets of large clocks
     assert t.busy_s == pytest.approx(ind["busy"], rel=1e-6)
     s = t.launch_stats()
@@ -236,17 +243,18 @@ def test_published_trace_figures(name):
 
 def test_published_regimes():
     """The four regimes the course quotes, each from its trace (the figures in shared/traces/README.md)."""
-    b200 = T.read(published("b200-vllm-gptoss-prefill-eager.json.gz"))
+    b200 = read_once(published("b200-vllm-gptoss-prefill-eager.json.gz"))
     assert round(b200.busy_share, 2) == 0.14 and b200.diagnose().bottleneck == "overhead"
     assert round(b200.launch_stats().short_share * 768) == 585
     lm_head = next(p for p in b200.placed() if (p.gemm.m, p.gemm.n, p.gemm.k) == (1, 25136, 2880))
     assert lm_head.side == "memory" and lm_head.share_of_roof > 0.5  # 4.3 TB/s of the B200's 8 TB/s
-    assert T.read(published("gfx950-vllm-decode-cudagraph.json.gz")).busy_share > 0.99
-    h100 = T.read(published("h100-qwen1.5-0.5b-forward.json.gz"))
+    assert read_once(published("gfx950-vllm-decode-cudagraph.json.gz")).busy_share > 0.99
+    h100 = read_once(published("h100-qwen1.5-0.5b-forward.json.gz"))
+    assert h100.device_name == "NVIDIA H100 80GB HBM3" and h100.device["numSms"] == 132
     assert round(h100.busy_share, 2) == 0.92
     mlp = statistics.median(g.flops_per_s for g in h100.gemms() if (g.m, g.n, g.k) == (8944, 2816, 1024))
     assert 580e12 < mlp < 620e12
-    v100 = T.read(published("v100-ddp-allreduce.json.gz"))
+    v100 = read_once(published("v100-ddp-allreduce.json.gz"))
     assert v100.communication_s == pytest.approx(0.357, abs=0.001) and v100.communication_overlapped_s == 0
 
 
@@ -261,13 +269,17 @@ def test_published_gemm_independently():
     times = [e["dur"] * 1e-6 for e in ev if e.get("cat") == "kernel" and ext.get(e["args"]["correlation"]) in ops]
     assert len(times) == 48  # gate and up projections, one each per layer
     best = 2 * 8944 * 2816 * 1024 / min(times)
-    rows = [g for g in T.read(path).gemms() if (g.m, g.n, g.k) == (8944, 2816, 1024)]
+    rows = [g for g in read_once(path).gemms() if (g.m, g.n, g.k) == (8944, 2816, 1024)]
     assert len(rows) == 48 and max(g.flops_per_s for g in rows) == pytest.approx(best, rel=1e-6)
 
 
 def test_split_gap_in_published_trace():
-    t = T.read(published("mi300x-sglang-qwen3-8b-decode.json.gz"))
+    t = read_once(published("mi300x-sglang-qwen3-8b-decode.json.gz"))
     ((_, gap),) = t.split_gaps
+    # its record_function ranges, as the raw events name them
+    names = sorted(e["name"] for e in raw(published("mi300x-sglang-qwen3-8b-decode.json.gz"))
+                   if e.get("cat") in ("user_annotation", "gpu_user_annotation"))
+    assert sorted(a.name for a in t.annotations) == names and "step[DECODE bs=32]" in names
     ind = independent(published("mi300x-sglang-qwen3-8b-decode.json.gz"))
     assert gap == pytest.approx(0.4633, abs=1e-4)
     assert t.busy_share == pytest.approx(ind["busy"] / (ind["window"] - gap), rel=1e-6) and t.busy_share > 0.9
@@ -282,7 +294,7 @@ def test_counter_trace():
             for key, v in e["args"].items():
                 op = key.split("inst_executed_op_")[1].split("_")[0] if "inst_executed_op_" in key else ""
                 flops += v * (2 if op.endswith("fma") else 1) if op else 0
-    t = T.read(path)
+    t = read_once(path)
     assert len(t.counted) == 77 and sum(c.flops for c in t.counted) == pytest.approx(flops)
     assert t.diagnose().bottleneck == "cpu"
 
@@ -316,7 +328,7 @@ def test_collectives_from_recorded_messages():
         wire = size * (2 * (a["Group size"] - 1) if a["Collective name"] == "allreduce" else a["Group size"] - 1) \
             / a["Group size"]
         expected.append((a["Collective name"], wire / (e["dur"] * 1e-6)))
-    rows = T.read(path).collectives()
+    rows = read_once(path).collectives()
     assert [(r.collective, pytest.approx(r.bus_bytes_per_s, rel=1e-6)) for r in rows] == expected
     assert len(rows) == 21
     # far under even PCIe 4's 32 GB/s: the kernels' time is mostly waiting for the other rank, not the wire
@@ -359,7 +371,7 @@ def test_own_trace_without_torch(tmp_path, monkeypatch):
 def measured_figures(key):
     """Every figure PUBLISHED quotes for one trace, measured here with the reader."""
     entry = T.PUBLISHED[key]
-    t = T.read(published(entry.file))
+    t = read_once(published(entry.file))
     s, cats = t.launch_stats(), t.time_by_category()
     out = dict(window_s=t.window_s, busy_share=t.busy_share, kernels=s.kernels,
                short_kernels=round(s.short_share * s.kernels), median_kernel_s=s.median_s,
