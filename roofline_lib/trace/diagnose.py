@@ -13,10 +13,12 @@ course's chapter for it. A trace without GPU work is diagnosed as CPU work.
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
 from ..core.units import eng
+from ..specs.hardware import get_accelerator
 from .categories import ATTENTION, ELEMENTWISE, GEMM, MEMORY, OTHER
 from .chips import chip_for
 
@@ -39,8 +41,9 @@ NEXT_STEPS = {
 @dataclass
 class Diagnosis:
     """``bottleneck``: "overhead", "memory", "compute", "communication", "cpu" (no GPU work) or "nothing";
-    ``charged``: seconds charged to each of the four; ``window_s``: the time they share; ``evidence`` and
-    ``notes``: lines of numbers; ``next_steps``: what to try."""
+    ``charged``: seconds charged to each of the four (kernels overlapping on several streams each charge their
+    own time, so the charges can add up to more than the window); ``window_s``: the window less its split gaps;
+    ``evidence`` and ``notes``: lines of numbers; ``next_steps``: what to try."""
 
     bottleneck: str
     charged: dict
@@ -94,8 +97,6 @@ def diagnose(trace, hw=None):
     """``trace``'s Diagnosis on ``hw`` (a chip or its name; default: the recorded device where the course has it)."""
     if not trace.kernels:
         return _cpu_only(trace)
-    from ..specs.hardware import get_accelerator
-
     chip = get_accelerator(hw) if hw is not None else chip_for(trace.device_name)
     by_cat = trace.time_by_category()
     stats = trace.launch_stats()
@@ -124,6 +125,12 @@ def diagnose(trace, hw=None):
             evidence.append(f"{len(rows)} GEMMs placed on {chip.name}'s roofline ({eng(placed_gemm, 's')}); the "
                             f"longest, {best.gemm.shape} {best.gemm.dtype}, at {eng(best.gemm.flops_per_s, 'FLOP/s')}"
                             f" = {best.share_of_roof:.0%} of its roof ({best.side} side)")
+            for side in ("compute", "memory"):
+                on = [r for r in rows if r.side == side]
+                if on:
+                    seconds, share = sum(r.gemm.seconds for r in on), statistics.median(r.share_of_roof for r in on)
+                    evidence.append(f"{side} side of the ridge: {len(on)} GEMMs, {eng(seconds, 's')}, a median "
+                                    f"{share:.0%} of the roof")
     evidence.append("by category: " + ", ".join(f"{c} {eng(s, 's')}" for c, s in by_cat.items() if s > 0))
     if trace.communication_s:
         evidence.append(f"communication {eng(trace.communication_s, 's')}: {eng(trace.communication_overlapped_s, 's')}"
