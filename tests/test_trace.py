@@ -89,6 +89,9 @@ def test_gemm_rows_and_roofline_by_hand(tmp_path):
     (p,) = t.placed()  # the recorded device is an H100 SXM: 989.4 TFLOP/s bf16 dense, 3.35 TB/s
     assert p.side == "compute" and p.share_of_roof == pytest.approx(274.877906944e12 / 989.4e12, rel=1e-3)
     assert t.launch_stats().launch_cpu_s == pytest.approx(5e-6)
+    d = t.diagnose()  # one GEMM on the compute side at 28 % of its roof, 1 ms: all the window
+    assert d.bottleneck == "compute" and d.share("compute") == pytest.approx(1)
+    assert "compute side of the ridge: 1 GEMMs, 1 ms, a median 28% of the roof" in str(d)
 
 
 @pytest.mark.parametrize("op, dims, expected", [
