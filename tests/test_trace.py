@@ -91,7 +91,7 @@ def test_gemm_rows_and_roofline_by_hand(tmp_path):
     assert t.launch_stats().launch_cpu_s == pytest.approx(5e-6)
     d = t.diagnose()  # one GEMM on the compute side at 28 % of its roof, 1 ms: all the window
     assert d.bottleneck == "compute" and d.share("compute") == pytest.approx(1)
-    assert "compute side of the ridge: 1 GEMMs, 1 ms, a median 28% of the roof" in str(d)
+    assert "compute side of the ridge: 1 kernels, 1 ms, a median 28% of the roof" in str(d)
 
 
 @pytest.mark.parametrize("op, dims, expected", [
@@ -249,7 +249,7 @@ def test_published_regimes():
     b200 = read_once(published("b200-vllm-gptoss-prefill-eager.json.gz"))
     assert round(b200.busy_share, 2) == 0.14 and b200.diagnose().bottleneck == "overhead"
     assert round(b200.launch_stats().short_share * 768) == 585
-    lm_head = next(p for p in b200.placed() if (p.gemm.m, p.gemm.n, p.gemm.k) == (1, 25136, 2880))
+    lm_head = next(p for p in b200.placed() if (p.row.m, p.row.n, p.row.k) == (1, 25136, 2880))
     assert lm_head.side == "memory" and lm_head.share_of_roof > 0.5  # 4.3 TB/s of the B200's 8 TB/s
     assert read_once(published("gfx950-vllm-decode-cudagraph.json.gz")).busy_share > 0.99
     h100 = read_once(published("h100-qwen1.5-0.5b-forward.json.gz"))
@@ -357,7 +357,7 @@ def test_on_roofline_draws_the_gemms(tmp_path):
     stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
     assert len(stars) == 3  # the three longest GEMMs, at their measured FLOP/s
     assert sorted(float(s.get_ydata()[0]) for s in stars) == pytest.approx(
-        sorted(p.gemm.flops_per_s for p in t.placed()[:3]))
+        sorted(p.row.flops_per_s for p in t.placed()[:3]))
     plt.close(fig)
 
 
@@ -424,3 +424,40 @@ def test_odd_events_are_skipped_not_fatal(tmp_path):
     assert len(t.kernels) == 2 and t.skipped == 2 and t.device is None
     assert t.gemms() == [] and t.busy_s == pytest.approx(15e-6)
     assert t.diagnose().bottleneck in T.REGIMES
+
+
+@pytest.mark.parametrize("op, dims, concrete, expected", [
+    # FlashAttention's forward: Q, K, V as [B, S, H, D]; is_causal the 9th input
+    ("aten::_flash_attention_forward", [(2, 128, 8, 64), (2, 256, 2, 64), (2, 256, 2, 64)],
+     ["", "", "", "", "", "128", "256", "0.", "True"], (2, 8, 2, 128, 256, 64, 64, True)),
+    # SDPA: [B, H, S, D]; is_causal the 5th input
+    ("aten::_scaled_dot_product_flash_attention", [(2, 8, 128, 64), (2, 8, 128, 64), (2, 8, 128, 32)],
+     ["", "", "", "0.", "False"], (2, 8, 8, 128, 128, 64, 32, False)),
+    ("aten::_scaled_dot_product_flash_attention", [(2, 8, 128, 64), (3, 8, 128, 64), (2, 8, 128, 64)],
+     None, None),  # batches disagree
+    ("aten::bmm", [(2, 8, 128, 64)] * 3, None, None),
+])
+def test_attention_forms(op, dims, concrete, expected):
+    from roofline_lib.trace.gemms import attention_shape
+    assert attention_shape(op, tuple(tuple(d) for d in dims), concrete) == expected
+
+
+def test_published_attention_independently():
+    """H100: the fused attention of 16 sequences of 559 tokens, 16 heads of 64, causal. FLOPs by hand: per head and
+    sequence 559 x 560 / 2 query-key pairs, 2 x 64 FLOPs each for the scores and 2 x 64 for the values; bytes: Q, K,
+    V read and O written once, 2 bytes each. Its kernels' times from the raw events (kernel -> correlation ->
+    launch -> External id -> aten::_flash_attention_forward)."""
+    path = published("h100-qwen1.5-0.5b-forward.json.gz")
+    ev = raw(path)
+    ext = {e["args"]["correlation"]: e["args"].get("External id") for e in ev if e.get("cat") == "cuda_runtime"}
+    ops = {e["args"]["External id"] for e in ev if e.get("name") == "aten::_flash_attention_forward"}
+    times = sorted(e["dur"] * 1e-6 for e in ev if e.get("cat") == "kernel" and ext.get(e["args"]["correlation"]) in ops)
+    flops = 16 * 16 * (559 * 560 // 2) * 2 * (64 + 64)
+    nbytes = 4 * 16 * 559 * 16 * 64 * 2
+    rows = read_once(path).attention()
+    assert len(rows) == len(times) == 24 and all(r.causal and r.dtype == "bf16" for r in rows)
+    assert rows[0].flops == flops and rows[0].bytes == nbytes
+    assert sorted(r.seconds for r in rows) == pytest.approx(times)
+    placed = [p for p in read_once(path).placed() if isinstance(p.row, T.AttentionRow)]
+    # intensity 140 FLOP/byte, under the H100's ridge of 295: the memory side
+    assert len(placed) == 24 and all(p.side == "memory" for p in placed)

@@ -8,7 +8,7 @@ from .categories import CATEGORIES, PATTERNS, category
 from .chips import chip_for
 from .diagnose import REGIMES, Diagnosis, diagnose
 from .published import PUBLISHED, PublishedTrace
-from .trace import SHORT_KERNEL_S, SPLIT_GAP_S, GemmRow, LaunchStats, Placed, Trace, read
+from .trace import SHORT_KERNEL_S, SPLIT_GAP_S, AttentionRow, GemmRow, LaunchStats, Placed, Trace, read
 
 
 def __getattr__(name):
@@ -19,6 +19,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'roofline_lib.trace' has no attribute {name!r}")
 
 
-__all__ = ["CATEGORIES", "Diagnosis", "GemmRow", "LaunchStats", "PATTERNS", "PUBLISHED", "Placed", "PublishedTrace",
-           "REGIMES", "SHORT_KERNEL_S",
-           "SPLIT_GAP_S", "Trace", "category", "chip_for", "diagnose", "profile_decode", "profile_matmuls", "read"]
+__all__ = ["AttentionRow", "CATEGORIES", "Diagnosis", "GemmRow", "LaunchStats", "PATTERNS", "PUBLISHED", "Placed",
+           "PublishedTrace", "REGIMES", "SHORT_KERNEL_S", "SPLIT_GAP_S", "Trace", "category", "chip_for", "diagnose",
+           "profile_decode", "profile_matmuls", "read"]

@@ -2,11 +2,11 @@
 
     overhead        the GPU's idle time inside the window (split gaps left out): nothing was queued
     communication   communication kernels' time with nothing else running (exposed, not hidden)
-    compute         GEMMs with recorded shapes whose intensity is at or above the chip's ridge point
-    memory          GEMMs below the ridge, and elementwise/normalisation kernels and memory copies (a few
+    compute         GEMMs and attention with recorded shapes whose intensity is at or above the chip's ridge point
+    memory          those below the ridge, and elementwise/normalisation kernels and memory copies (a few
                     FLOPs per byte at most: below every chip's ridge)
 
-Kernels that cannot be placed (attention, GEMMs without recorded shapes, other) are reported as not placed.
+Kernels that cannot be placed (GEMMs and attention without recorded shapes, other) are reported as not placed.
 The largest charge is the verdict; the evidence gives the numbers behind each, and what to try next names the
 course's chapter for it. A trace without GPU work is diagnosed as CPU work.
 """
@@ -111,34 +111,39 @@ def diagnose(trace, hw=None):
                 + (f"; {stats.launches} launch calls, median {eng(stats.launch_cpu_s, 's')} of CPU each"
                    if stats.launches else "")]
     notes = []
-    placed_gemm = 0.0
+    placed_gemm = placed_attention = 0.0
     if chip is None:
         notes.append(f"device {trace.device_name or '(none recorded)'} is not one of the course's chips: GEMMs not "
                      "placed on a roofline (pass hw)")
     else:
         rows = trace.placed(chip)
         for r in rows:
-            charged[r.side] += r.gemm.seconds
-            placed_gemm += r.gemm.seconds
+            charged[r.side] += r.row.seconds
+            if r.row.kind == GEMM:
+                placed_gemm += r.row.seconds
+            else:
+                placed_attention += r.row.seconds
         if rows:
-            best = max(rows, key=lambda r: r.gemm.seconds)
-            evidence.append(f"{len(rows)} GEMMs placed on {chip.name}'s roofline ({eng(placed_gemm, 's')}); the "
-                            f"longest, {best.gemm.shape} {best.gemm.dtype}, at {eng(best.gemm.flops_per_s, 'FLOP/s')}"
-                            f" = {best.share_of_roof:.0%} of its roof ({best.side} side)")
+            best = max(rows, key=lambda r: r.row.seconds)
+            evidence.append(f"{len(rows)} kernels placed on {chip.name}'s roofline "
+                            f"({eng(placed_gemm + placed_attention, 's')}); the longest, {best.row.shape} "
+                            f"{best.row.dtype}, at {eng(best.row.flops_per_s, 'FLOP/s')} = {best.share_of_roof:.0%} "
+                            f"of its roof ({best.side} side)")
             for side in ("compute", "memory"):
                 on = [r for r in rows if r.side == side]
                 if on:
-                    seconds, share = sum(r.gemm.seconds for r in on), statistics.median(r.share_of_roof for r in on)
-                    evidence.append(f"{side} side of the ridge: {len(on)} GEMMs, {eng(seconds, 's')}, a median "
+                    seconds, share = sum(r.row.seconds for r in on), statistics.median(r.share_of_roof for r in on)
+                    evidence.append(f"{side} side of the ridge: {len(on)} kernels, {eng(seconds, 's')}, a median "
                                     f"{share:.0%} of the roof")
     evidence.append("by category: " + ", ".join(f"{c} {eng(s, 's')}" for c, s in by_cat.items() if s > 0))
     if trace.communication_s:
         evidence.append(f"communication {eng(trace.communication_s, 's')}: {eng(trace.communication_overlapped_s, 's')}"
                         f" hidden behind other kernels, {eng(trace.communication_exposed_s, 's')} exposed")
     unplaced_gemm = max(by_cat[GEMM] - placed_gemm, 0.0)
-    unplaced = unplaced_gemm + by_cat[ATTENTION] + by_cat[OTHER]
+    unplaced_attention = max(by_cat[ATTENTION] - placed_attention, 0.0)
+    unplaced = unplaced_gemm + unplaced_attention + by_cat[OTHER]
     if unplaced > 0.05 * window:
-        notes.append(f"{eng(unplaced, 's')} of kernels not placed (attention, GEMMs without recorded shapes, "
+        notes.append(f"{eng(unplaced, 's')} of kernels not placed (GEMMs and attention without recorded shapes, "
                      f"other; {eng(unplaced_gemm if unplaced_gemm > 1e-9 else 0, 's')} of it GEMM)")
     for start, length in trace.split_gaps:
         notes.append(f"a gap of {eng(length, 's')} at {eng(start, 's')} left out: a split trace or a paused profiler, "

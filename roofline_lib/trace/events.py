@@ -46,6 +46,7 @@ class Op:
     external_id: object
     dims: tuple | None
     types: tuple | None
+    concrete: tuple | None = None  # 'Concrete Inputs': scalars as the profiler printed them ('True', '559')
 
     @property
     def end(self):
@@ -149,9 +150,10 @@ def _load(path):
 
 
 def _dims(args):
-    dims, types = args.get("Input Dims"), args.get("Input type")
+    dims, types, concrete = args.get("Input Dims"), args.get("Input type"), args.get("Concrete Inputs")
     return (tuple(tuple(d) if isinstance(d, list) else d for d in dims) if isinstance(dims, list) else None,
-            tuple(types) if isinstance(types, list) else None)
+            tuple(types) if isinstance(types, list) else None,
+            tuple(concrete) if isinstance(concrete, list) else None)
 
 
 def counted_flops(args):
@@ -203,8 +205,8 @@ def read_events(path):
         cat, args = e.get("cat"), e.get("args") if isinstance(e.get("args"), dict) else {}
         name = str(e.get("name", ""))
         if cat == "cpu_op":
-            dims, types = _dims(args)
-            ops.append(Op(name, *s(e), e.get("pid"), e.get("tid"), args.get("External id"), dims, types))
+            dims, types, concrete = _dims(args)
+            ops.append(Op(name, *s(e), e.get("pid"), e.get("tid"), args.get("External id"), dims, types, concrete))
         elif cat in RUNTIME_CATEGORIES:
             runtime[args.get("correlation")] = e
             if LAUNCH_MARK in name.lower():

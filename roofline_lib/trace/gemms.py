@@ -1,6 +1,7 @@
 """A GEMM's m, n and k from the shapes the profiler recorded for the operator that launched it
 (``record_shapes=True``), its dtype from the recorded input types, and its FLOPs and minimum bytes as the
-course counts them (``rl.matmul``: 2mnk FLOPs; each operand read once, the product written once).
+course counts them (``rl.matmul``: 2mnk FLOPs; each operand read once, the product written once). Fused
+attention's batch, heads, lengths and mask the same way (``attention_shape``, counted by ``rl.attention``).
 
     aten::mm        [m, k] @ [k, n]
     aten::addmm     bias, [m, k] @ [k, n]
@@ -68,4 +69,31 @@ def mnk(op_name, dims):
     return None
 
 
-__all__ = ["TYPE_NAMES", "dtype_of", "mnk"]
+# attention operators: (layout of Q, K, V's dims, index of is_causal among the concrete inputs)
+ATTENTION_OPS = {"_flash_attention_forward": ("BSHD", 8), "_scaled_dot_product_flash_attention": ("BHSD", 4),
+                 "_scaled_dot_product_efficient_attention": ("BHSD", 6),
+                 "_scaled_dot_product_cudnn_attention": ("BHSD", 6)}
+
+
+def attention_shape(op_name, dims, concrete):
+    """(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, causal) of a fused attention operator's
+    recorded Q, K and V (``ATTENTION_OPS``: FlashAttention's [B, S, H, D], SDPA's [B, H, S, D]), or None."""
+    form = ATTENTION_OPS.get(op_name.split("::")[-1])
+    if form is None or not dims or len(dims) < 3:
+        return None
+    q, k, v = dims[:3]
+    if not all(isinstance(x, tuple) and len(x) == 4 and all(isinstance(i, int) and i > 0 for i in x)
+               for x in (q, k, v)):
+        return None
+    layout, causal_at = form
+    if layout == "BSHD":
+        (b, t, h, d), (_, s, hk, _), dv = q, k, v[3]
+    else:
+        (b, h, t, d), (_, hk, s, _), dv = q, k, v[3]
+    if k[0] != b or v[0] != b or h % hk or k[3] != d:
+        return None
+    causal = bool(concrete) and len(concrete) > causal_at and concrete[causal_at] == "True"
+    return b, h, hk, t, s, d, dv, causal
+
+
+__all__ = ["ATTENTION_OPS", "TYPE_NAMES", "attention_shape", "dtype_of", "mnk"]

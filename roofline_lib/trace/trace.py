@@ -4,7 +4,8 @@ compute, how short its kernels were, and the GEMMs whose shapes were recorded, p
     t = rl.trace.read("trace.json.gz")
     t.busy_share, t.time_by_category(), t.communication_exposed_s, t.launch_stats()
     t.gemms()              # m, n, k, dtype, seconds, FLOP/s, byte/s, intensity
-    t.placed("H100")       # the same beside the chip's roof: attainable FLOP/s, share of it, which side
+    t.attention()          # fused attention with recorded Q, K, V shapes, the same way
+    t.placed("H100")       # both beside the chip's roof: attainable FLOP/s, share of it, which side
     t.diagnose("H100")     # which of the four bottlenecks dominates, the evidence, what to try
 """
 
@@ -13,17 +14,19 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from ..roofline.bounds import attainable_flops
+from ..roofline.workloads import attention as attention_workload
 from ..roofline.workloads import matmul
 from ..specs.hardware import get_accelerator
 from . import intervals
-from .categories import CATEGORIES, COMMUNICATION, GEMM, category
+from .categories import ATTENTION, CATEGORIES, COMMUNICATION, GEMM, category
 from .chips import chip_for
 from .events import read_events
-from .gemms import dtype_of, mnk
+from .gemms import attention_shape, dtype_of, mnk
 
 # A gap in GPU activity this long is reported apart, as where a trace was split or the profiler paused, not
 # counted as idle time: the longest gap in a working step of the course's published traces is 16 ms (a data
@@ -47,8 +50,24 @@ class LaunchStats:
     launch_cpu_s: float | None
 
 
+class _Rates:
+    """What a row's time means: FLOP/s, byte/s and its intensity (FLOP per byte)."""
+
+    @property
+    def flops_per_s(self):
+        return self.flops / self.seconds
+
+    @property
+    def bytes_per_s(self):
+        return self.bytes / self.seconds
+
+    @property
+    def intensity(self):
+        return self.flops / self.bytes
+
+
 @dataclass(frozen=True)
-class GemmRow:
+class GemmRow(_Rates):
     """One matrix multiply whose shapes were recorded: its operator, ``batch`` products of m x k by k x n in
     ``dtype``, the time its kernels took, and what that time means as rates."""
 
@@ -63,22 +82,38 @@ class GemmRow:
     flops: float
     bytes: float
     where: str  # "gpu" (its kernels' time) or "cpu" (the operator's time, where no GPU ran it)
-
-    @property
-    def flops_per_s(self):
-        return self.flops / self.seconds
-
-    @property
-    def bytes_per_s(self):
-        return self.bytes / self.seconds
-
-    @property
-    def intensity(self):
-        return self.flops / self.bytes
+    kind: ClassVar[str] = GEMM
 
     @property
     def shape(self):
         return f"{self.m} x {self.n} x {self.k}" + (f" (x{self.batch})" if self.batch > 1 else "")
+
+
+@dataclass(frozen=True)
+class AttentionRow(_Rates):
+    """One fused attention whose Q, K and V shapes were recorded: FLOPs and minimum bytes as ``rl.attention``
+    counts them (the score and value matmuls; Q, K, V read and O written once), and its kernels' time."""
+
+    name: str
+    op: str
+    batch: int
+    heads: int
+    kv_heads: int
+    q_len: int
+    kv_len: int
+    head_dim: int
+    causal: bool
+    dtype: str
+    seconds: float
+    flops: float
+    bytes: float
+    where: str
+    kind: ClassVar[str] = ATTENTION
+
+    @property
+    def shape(self):
+        return (f"attention {self.batch} x {self.heads}/{self.kv_heads} heads x {self.q_len}/{self.kv_len} x "
+                f"{self.head_dim}" + (" causal" if self.causal else ""))
 
 
 @dataclass(frozen=True)
@@ -100,10 +135,10 @@ class CollectiveRow:
 
 @dataclass(frozen=True)
 class Placed:
-    """A GEMM beside a chip's roof: what the roof allows at its intensity, the share of that it reached,
-    and the side of the ridge it sits on ("compute" or "memory")."""
+    """A GEMM or an attention (``row``) beside a chip's roof: what the roof allows at its intensity, the share
+    of that it reached, and the side of the ridge it sits on ("compute" or "memory")."""
 
-    gemm: GemmRow
+    row: GemmRow | AttentionRow
     attainable: float
     share_of_roof: float
     side: str
@@ -221,23 +256,25 @@ class Trace:
 
     # ---------------------------------------------------------------- GEMMs and the roofline
 
+    def _timed_ops(self, wanted):
+        """(kernel name, operator, seconds, "gpu") per operator call that launched kernels of category ``wanted``,
+        its kernels' time summed (a split-K GEMM runs two); on a trace without GPU kernels, every CPU operator
+        with its own time ("cpu")."""
+        if not any(k.kind == "kernel" for k in self.kernels):
+            return [(op.name, op, op.duration, "cpu") for op in self.ops]
+        seconds, names = {}, {}
+        for k, c in zip(self.kernels, self._cats, strict=True):
+            if c == wanted and k.op is not None:
+                seconds[id(k.op)] = seconds.get(id(k.op), 0.0) + k.duration
+                names.setdefault(id(k.op), (k.name, k.op))
+        return [(names[i][0], names[i][1], s, "gpu") for i, s in seconds.items()]
+
     def gemms(self):
         """Every matrix multiply whose shapes and dtype were recorded, as ``GemmRow``s, longest first. On a GPU
         trace, the GEMM kernels launched by one operator call count together (a split-K GEMM runs two); on a
         trace without GPU kernels, the CPU operators themselves (their own time)."""
         rows = []
-        if any(k.kind == "kernel" for k in self.kernels):
-            seconds, names = {}, {}
-            for k, c in zip(self.kernels, self._cats, strict=True):
-                if c == GEMM and k.op is not None:
-                    seconds[id(k.op)] = seconds.get(id(k.op), 0.0) + k.duration
-                    names.setdefault(id(k.op), (k.name, k.op))
-            items = [(names[i][0], names[i][1], s) for i, s in seconds.items()]
-            where = "gpu"
-        else:
-            items = [(op.name, op, op.duration) for op in self.ops]
-            where = "cpu"
-        for name, op, seconds in items:
+        for name, op, seconds, where in self._timed_ops(GEMM):
             shape = mnk(op.name, op.dims)
             if shape is None or seconds <= 0:
                 continue
@@ -250,12 +287,27 @@ class Trace:
                                 where))
         return sorted(rows, key=lambda r: -r.seconds)
 
+    def attention(self):
+        """Every fused attention whose Q, K and V shapes and dtype were recorded (FlashAttention's and SDPA's
+        operators), as ``AttentionRow``s, longest first."""
+        rows = []
+        for name, op, seconds, where in self._timed_ops(ATTENTION):
+            shape = attention_shape(op.name, op.dims, op.concrete)
+            dtype = dtype_of(op.types[0]) if op.types else None
+            if shape is None or dtype is None or seconds <= 0:
+                continue
+            b, h, hk, t, s, d, dv, causal = shape
+            w = attention_workload(b, h, hk, t, s, d, dv, dtype, causal=causal)
+            rows.append(AttentionRow(name, op.name, b, h, hk, t, s, d, causal, dtype, seconds, w.flops, w.bytes,
+                                     where))
+        return sorted(rows, key=lambda r: -r.seconds)
+
     def placed(self, hw=None):
-        """The GEMMs beside ``hw``'s roofline (a chip or its name; default: the recorded device, where the course
-        knows it) for each one's dtype: ``Placed`` rows, longest first."""
+        """The GEMMs and attentions with recorded shapes beside ``hw``'s roofline (a chip or its name; default:
+        the recorded device, where the course knows it) for each one's dtype: ``Placed`` rows, longest first."""
         hw = self.chip(hw)
         out = []
-        for g in self.gemms():
+        for g in sorted(self.gemms() + self.attention(), key=lambda r: -r.seconds):
             try:
                 roof = float(attainable_flops(g.intensity, hw, g.dtype))
             except ValueError:
@@ -275,15 +327,15 @@ class Trace:
         return found
 
     def on_roofline(self, hw=None, top=6, ax=None):
-        """The ``top`` longest GEMMs as measured points on ``hw``'s roofline (matplotlib): (fig, ax)."""
+        """The ``top`` longest placed rows (GEMMs, attention) as measured points on ``hw``'s roofline: (fig, ax)."""
         from ..plotting.rooflines import roofline_plot  # matplotlib loads with the figure, not with the room
 
         hw = self.chip(hw)
         rows = self.placed(hw)[:top]
-        dtype = rows[0].gemm.dtype if rows else "bf16"
-        points = [(r.gemm.shape, r.gemm.intensity, r.gemm.flops_per_s) for r in rows if r.gemm.dtype == dtype]
+        dtype = rows[0].row.dtype if rows else "bf16"
+        points = [(r.row.shape, r.row.intensity, r.row.flops_per_s) for r in rows if r.row.dtype == dtype]
         return roofline_plot(hw, dtype, measured_points=points, ax=ax,
-                             title=f"{self.path.name}: GEMMs with recorded shapes")
+                             title=f"{self.path.name}: kernels with recorded shapes")
 
     def diagnose(self, hw=None):
         """Which of the four bottlenecks dominates this trace, with the evidence and what to try next
@@ -299,5 +351,5 @@ def read(path):
     return Trace(path)
 
 
-__all__ = ["CollectiveRow", "GemmRow", "LaunchStats", "Placed", "SHORT_KERNEL_S", "SPLIT_GAP_S", "Trace",
-           "WIRE_DTYPE_BYTES", "read"]
+__all__ = ["AttentionRow", "CollectiveRow", "GemmRow", "LaunchStats", "Placed", "SHORT_KERNEL_S", "SPLIT_GAP_S",
+           "Trace", "WIRE_DTYPE_BYTES", "read"]
