@@ -12,7 +12,9 @@ The library is a house of rooms, each a subpackage with one topic, importing onl
     serving    whole requests, continuous batching, serving techniques
     measure    this machine: system facts, timed kernels, its roofline, the launch queue
     reality    published measurements beside the bound
-    plotting, widgets, exercises, teach   figures, live explorers, self-checks, the teacher's tools
+    plotting   static figures
+    trace      a real profiler trace: busy time, categories, GEMMs on the roofline, the diagnosis
+    widgets, exercises, teach   live explorers, self-checks, the teacher's tools
 
 Light to import: ``core``, ``specs`` and ``roofline`` load at once; every other room on first use
 (``rl.llm``, ``rl.serving`` ...), and sympy, matplotlib and ipywidgets only with the rooms that need them.
@@ -30,7 +32,7 @@ from .specs.hardware import Accelerator, get_accelerator, list_accelerators, loa
 
 # rooms loaded on first use
 _ROOMS = {"core", "specs", "roofline", "llm", "multichip", "serving", "training", "measure", "reality", "plotting",
-          "widgets", "exercises", "teach"}
+          "trace", "widgets", "exercises", "teach"}
 # short names the chapters use for a module inside a room: rl.comms is rl.multichip.collectives
 _SHORTCUTS = {
     "comms": "multichip.collectives", "parallel": "multichip.parallel", "symbolic": "roofline.symbolic",

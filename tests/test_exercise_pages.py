@@ -150,8 +150,12 @@ def test_the_matcher_on_hand_made_outputs():
     assert not shows(207.5, numbers) and shows(207.5, numbers, rtol=0.02)  # within 1 %: the checker accepts it
 
 
+RESERVED = {"14"}  # a chapter to come (mixture of experts): the numbering skips it until then
+
+
 def test_every_chapter_is_covered():
-    assert CHAPTERS == [f"{n:02d}" for n in range(len(CHAPTERS))] and len(CHAPTERS) >= 12, CHAPTERS
+    expected = [f"{n:02d}" for n in range(int(CHAPTERS[-1]) + 1) if f"{n:02d}" not in RESERVED]
+    assert CHAPTERS == expected and len(CHAPTERS) >= 12, CHAPTERS
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

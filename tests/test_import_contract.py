@@ -1,7 +1,7 @@
 """The library's import contract, beside import-linter's (``.importlinter``, run by ``lint-imports`` in CI):
 rooms import only the rooms below them (that is import-linter's part); here, no import cycle at all among
 roofline_lib's modules, every lazy name of ``roofline_lib/__init__.py`` reachable from a fresh interpreter,
-``import roofline_lib`` light, and a house of at most 13 rooms.
+``import roofline_lib`` light, and a house of at most 14 rooms.
 """
 
 import json
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LIB = ROOT / "roofline_lib"
 # not rooms: the package itself, two forwarders and the start command
 ENTRY_POINTS = {"__init__.py", "grade.py", "lab.py", "student.py"}
-MAX_ROOMS = 13
+MAX_ROOMS = 14
 
 
 def fresh_python(code, timeout=120):
@@ -191,7 +191,7 @@ def test_import_roofline_lib_loads_no_heavy_library():
 # ---------------------------------------------------------------- the number of rooms
 
 
-def test_at_most_13_rooms():
+def test_at_most_14_rooms():
     """A room is a subpackage or a module directly in roofline_lib/; the package's __init__.py and the
     two forwarders (grade.py, student.py) are not rooms."""
     rooms = sorted(p.name for p in LIB.iterdir()
