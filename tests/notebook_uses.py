@@ -122,3 +122,60 @@ def stamped(obj):
         return None
     also = [n.strip() for n in found.group(3).split(",")] if found.group(3) else []
     return found.group(1), also, found.group(2)
+
+
+def rewrite_stamps():
+    """Write each used name's stamp into its docstring (replacing an old one), and remove the stamps of names no
+    chapter uses: run ``python tests/notebook_uses.py`` after a chapter starts or stops calling a function.
+    Returns the files changed."""
+    import importlib
+    import pkgutil
+
+    import roofline_lib as rl
+
+    wanted = {obj: stamp_for(numbers) for obj, numbers in users().items()}
+    for info in pkgutil.walk_packages(rl.__path__, "roofline_lib."):
+        for obj in vars(importlib.import_module(info.name)).values():
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == info.name \
+                    and obj not in wanted and stamped(obj):
+                wanted[obj] = None
+    changed = set()
+    for obj, stamp in wanted.items():
+        path = Path(inspect.getsourcefile(obj))
+        text = path.read_text(encoding="utf-8")  # read again for each name: an earlier one may have moved lines
+        node = next((n for n in ast.parse(text).body if getattr(n, "name", None) == obj.__name__), None)
+        doc = node.body[0] if node is not None and node.body else None
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
+            continue  # no docstring of its own: test_public_api names it
+        lines = text.splitlines(keepends=True)
+        first, last = doc.lineno - 1, doc.end_lineno - 1
+        source = "".join(lines[first:last + 1])
+        quote = source.lstrip()[:3]
+        opened, closed = source.index(quote) + 3, source.rindex(quote)
+        old = source[opened:closed]
+        indent = " " * doc.col_offset
+        tail = old[len(old.rstrip()):]  # the closing quotes stay where they were, on the last line or their own
+        kept = re.sub(r"\s*Taught in chapter \d\d \(notebooks/.*$", "", old, flags=re.S).rstrip()
+        new = (kept if stamp is None else f"{kept}\n\n{indent}{_wrap(stamp, indent)}") + tail
+        if new != old:
+            lines[first:last + 1] = [source[:opened] + new + source[closed:]]
+            path.write_text("".join(lines), encoding="utf-8")
+            changed.add(path)
+    return sorted(changed)
+
+
+def _wrap(stamp, indent, width=120):
+    """The stamp broken before ``width`` columns, continued at ``indent``."""
+    lines, line = [], ""
+    for word in stamp.split(" "):
+        if line and len(indent) + len(line) + 1 + len(word) > width - 3:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return f"\n{indent}".join([*lines, line])
+
+
+if __name__ == "__main__":
+    for changed in rewrite_stamps():
+        print(f"rewrote stamps in {changed}")

@@ -1,6 +1,7 @@
 """Every library function or class a chapter's code calls says, on its docstring's last line, which chapter teaches
 it and which others use it ("Taught in chapter 05 (notebooks/05_llm_inference.ipynb); also used in chapters 06,
-11."), so whoever edits it knows which notebooks to run again. The stamps are checked against the notebooks' code.
+11."), so whoever edits it knows which notebooks to run again. The stamps are checked against the notebooks' code;
+after a chapter starts or stops calling a name, `python tests/notebook_uses.py` rewrites them.
 """
 
 import importlib

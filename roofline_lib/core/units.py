@@ -51,7 +51,7 @@ def eng(value, unit="", places=3):
     At most ``places`` decimals, trailing zeros trimmed: eng(2.5e12, "FLOP/s") -> '2.5 TFLOP/s',
     eng(1.2345e-5, "s") -> '12.345 µs', eng(0, "B") -> '0 B'. Not finite: 'inf s', 'nan s'.
 
-    Taught in chapter 06 (notebooks/06_optimizations.ipynb).
+    Taught in chapter 06 (notebooks/06_optimizations.ipynb); also used in chapter 15.
     """
     x = _number(value)
     if not math.isfinite(x):
@@ -76,7 +76,7 @@ def seconds(value, places=3):
     """A time: seconds(3.2e-5) -> '32 µs'.
 
     Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 04, 05, 06, 07, 08, 09, 10,
-    11."""
+    11, 15."""
     return eng(value, "s", places)
 
 

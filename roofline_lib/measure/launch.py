@@ -105,7 +105,7 @@ def simulate_queue(durations, launch_cost, synchronous=False, device_gap=0.0):
     """Trace of kernels with the given device ``durations`` (s) launched by a CPU at ``launch_cost`` s each;
     each kernel starts at least ``device_gap`` s after the one before it ended (0: boundaries are free).
 
-    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb)."""
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb); also used in chapter 15."""
     durations = _durations(durations)
     launch_cost, device_gap = _time("launch_cost", launch_cost), _time("device_gap", device_gap)
     start, end = np.empty_like(durations), np.empty_like(durations)

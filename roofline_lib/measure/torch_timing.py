@@ -31,7 +31,7 @@ def _torch():
 def torch_status():
     """None where PyTorch imports, else the reason it does not and what to install (for a notebook to print).
 
-    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb); also used in chapter 08."""
+    Taught in chapter 07 (notebooks/07_measure_your_machine.ipynb); also used in chapters 08, 15."""
     try:
         _torch()
     except ModuleNotFoundError as exc:

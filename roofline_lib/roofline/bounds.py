@@ -111,8 +111,8 @@ def estimate(workload, hw, dtype=None):
     Estimate('matmul' on H200 SXM: t_math=138.911 µs, t_mem=20.972 µs, lower=138.911 µs, no_overlap=159.883 µs,
     compute-bound)
 
-    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 03, 04, 05, 06, 07,
-    08, 09, 10, 11.
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 03, 04, 05, 06,
+    07, 08, 09, 10, 11, 15.
     """
     if not isinstance(workload, Workload):
         raise ValueError("estimate() needs a Workload (from rl.matmul, rl.attention, ...), "

@@ -28,7 +28,9 @@ _COMPILED = {c: re.compile("|".join(p), re.IGNORECASE) for c, p in PATTERNS.item
 
 def category(name, kind="kernel"):
     """The category of a GPU activity: ``kind`` "memcpy" or "memset" is a memory copy whatever its name;
-    a kernel goes by its name's first matching pattern (``PATTERNS``), else "other"."""
+    a kernel goes by its name's first matching pattern (``PATTERNS``), else "other".
+
+    Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     if kind in ("memcpy", "memset"):
         return MEMORY
     for cat, pattern in _COMPILED.items():

@@ -53,6 +53,7 @@ class Diagnosis:
 
     @property
     def next_steps(self):
+        """What to try for this bottleneck, and the chapters that teach it."""
         return NEXT_STEPS[self.bottleneck]
 
     def share(self, regime):

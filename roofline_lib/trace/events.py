@@ -50,6 +50,7 @@ class Op:
 
     @property
     def end(self):
+        """When it ended, in seconds on the trace's clock."""
         return self.start + self.duration
 
 
@@ -70,6 +71,7 @@ class Kernel:
 
     @property
     def end(self):
+        """When it ended, in seconds on the trace's clock."""
         return self.start + self.duration
 
 

@@ -19,6 +19,9 @@ def union(starts, ends):
 
 
 def length(starts, ends):
+    """Time covered by the intervals [starts, ends), each instant counted once however many overlap there.
+
+    Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     s, e = union(starts, ends)
     return float(np.sum(e - s))
 
@@ -30,7 +33,9 @@ def gaps(starts, ends):
 
 
 def overlap(a, b):
-    """Length of time covered by both interval sets ``a`` and ``b`` (each a (starts, ends) pair)."""
+    """Length of time covered by both interval sets ``a`` and ``b`` (each a (starts, ends) pair).
+
+    Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     sa, ea = union(*a)
     sb, eb = union(*b)
     total, j = 0.0, 0

@@ -63,7 +63,9 @@ def _profile(torch, device, work, path, steps):
 
 def profile_matmuls(path, sizes=(64, 256, 1024), *, dtype="fp32", device=None, repeats=3):
     """Profile ``repeats`` square matmuls of each size in ``sizes`` on ``device`` (default: a GPU where there
-    is one, else the CPU) and return the trace read back from ``path``."""
+    is one, else the CPU) and return the trace read back from ``path``.
+
+    Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     torch = _torch()
     if dtype not in TORCH_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(TORCH_DTYPES)}, got {dtype!r}")

@@ -38,7 +38,9 @@ def _us(seconds):
 
 
 def write_trace(path, kernels, *, device_name=None):
-    """Write ``kernels`` (see the module's docstring) as a Kineto trace at ``path`` (gzipped if it ends in .gz)."""
+    """Write ``kernels`` (see the module's docstring) as a Kineto trace at ``path`` (gzipped if it ends in .gz).
+
+    Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     events = []
     for i, k in enumerate(kernels):
         corr = 1000 + i
@@ -81,7 +83,9 @@ def decode_trace(path, model, hw, batch=1, context=4096, *, graph=False, launch_
                  steps=1, device_name=None):
     """Write ``steps`` simulated decode steps of ``model`` on ``hw`` (bf16) as a trace at ``path``: launched
     eagerly at ``launch_cost`` per kernel (chapter 08's queue, with its boundary cost) or, with ``graph=True``,
-    replayed as a CUDA graph. GEMMs carry their operator (aten::mm) and shapes, as ``record_shapes=True`` records."""
+    replayed as a CUDA graph. GEMMs carry their operator (aten::mm) and shapes, as ``record_shapes=True`` records.
+
+    Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     m = get_model(model)
     steps = positive("steps", steps, integer=True)
     times = list(decode_kernel_times(m, hw, batch, context)) * steps

@@ -86,6 +86,7 @@ class GemmRow(_Rates):
 
     @property
     def shape(self):
+        """The GEMM's m x n x k (and batch count) as text."""
         return f"{self.m} x {self.n} x {self.k}" + (f" (x{self.batch})" if self.batch > 1 else "")
 
 
@@ -112,6 +113,7 @@ class AttentionRow(_Rates):
 
     @property
     def shape(self):
+        """The attention's batch, heads (query/KV), lengths (query/KV) and head size as text."""
         return (f"attention {self.batch} x {self.heads}/{self.kv_heads} heads x {self.q_len}/{self.kv_len} x "
                 f"{self.head_dim}" + (" causal" if self.causal else ""))
 
@@ -130,6 +132,7 @@ class CollectiveRow:
 
     @property
     def bus_bytes_per_s(self):
+        """Bytes each rank put on the wire per second of the kernel (nccl-tests' bus bandwidth)."""
         return self.wire_bytes / self.seconds
 
 
@@ -347,7 +350,9 @@ class Trace:
 
 def read(path):
     """Read a profiler trace (Chrome-trace JSON, ``.json`` or ``.json.gz``) into a ``Trace``. A file that is not
-    one, or is cut short, raises ValueError saying so."""
+    one, or is cut short, raises ValueError saying so.
+
+    Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     return Trace(path)
 
 
