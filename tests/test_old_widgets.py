@@ -40,16 +40,22 @@ def old_python(tmp_path_factory):
     return python
 
 
-def _run(python, code, timeout=600):
+def _run(python, code, timeout=300):
     done = subprocess.run([str(python), "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# Twice, in the parallel suite, this run waited out a 600 s cell limit with its kernel up and no reply; alone it
+# never did. The kernel now talks over Unix sockets where there are any, which rules out one cause (with TCP each
+# kernel's ports are chosen free a moment before it binds them, and another kernel starting then can take one), and
+# a cell gets 120 s (about 1 s here), so a hang costs two minutes, not ten, and fails with the cell it hung in.
 _CHAPTER = """
-import json, sys, ipywidgets, nbformat, nbclient
+import json, os, sys, tempfile, ipywidgets, nbformat, nbclient, jupyter_client
 nb = nbformat.read(sys.argv[1] if len(sys.argv) > 1 else {path!r}, as_version=4)
-nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
+ipc = {{}} if os.name == "nt" else {{"transport": "ipc", "ip": os.path.join(tempfile.mkdtemp(), "kernel")}}
+km = jupyter_client.KernelManager(kernel_name="python3", **ipc)
+nbclient.NotebookClient(nb, km=km, timeout=120, record_timing=False,
                         resources={{"metadata": {{"path": "notebooks"}}}}).execute()
 outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
 print(json.dumps({{"widgets": ipywidgets.__version__,
