@@ -12,6 +12,10 @@
 """
 
 import builtins
+
+# ctypes.util picks its find_library by sys.platform when first imported: loaded here, before the platform is
+# faked, it is this host's (as "darwin" it would import ctypes.macholib, which Debian's Python leaves out)
+import ctypes.util  # noqa: F401
 import io
 import os
 import sys
