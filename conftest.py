@@ -20,3 +20,38 @@ def pytest_xdist_auto_num_workers(config):
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 * cores
+
+
+def _kernels_on_unix_sockets():
+    """Kernels this suite starts (nbval's, nbclient's) talk over Unix sockets, not TCP, where there are any.
+    With TCP a kernel's ports are picked free a moment before it binds them, and with several workers starting
+    kernels at once another kernel can take one first ('ZMQError: Address already in use', then 'Kernel died
+    before replying to kernel_info': seen in full runs here). Each kernel gets socket files of its own in a
+    folder of this process's, removed at exit."""
+    import atexit
+    import itertools
+    import os
+    import shutil
+    import tempfile
+
+    if os.name != "posix":
+        return
+    from jupyter_client.connect import ConnectionFileMixin
+
+    ConnectionFileMixin.class_traits()["transport"].default_value = "ipc"
+    folder, count = None, itertools.count()
+    write = ConnectionFileMixin.write_connection_file
+
+    def write_connection_file(self, **kwargs):
+        nonlocal folder
+        if self.transport == "ipc" and not os.path.isabs(self.ip):  # the default: "kernel-ipc" in the cwd
+            if folder is None:
+                folder = tempfile.mkdtemp(prefix="roofline-kernels-")
+                atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            self.ip = os.path.join(folder, f"k{next(count)}")
+        return write(self, **kwargs)
+
+    ConnectionFileMixin.write_connection_file = write_connection_file
+
+
+_kernels_on_unix_sockets()
