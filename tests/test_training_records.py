@@ -122,3 +122,14 @@ def test_loader_names_what_is_wrong(tmp_path, change, match):
         pytest.skip("the first record has an inline shape")
     with pytest.raises(ValueError, match=match):
         T.load_measurements(bad_file(tmp_path, **change))
+
+
+def test_a_step_time_needs_no_flop_convention(tmp_path):
+    """A step time becomes tokens/s without any FLOP count, so flop_convention = "none" is accepted and used."""
+    if RECORDS[0].model.name.endswith(" model"):
+        pytest.skip("the first record has an inline shape")
+    path = bad_file(tmp_path, measures="step_time_s", value=2.0, unit="s", flop_convention="none",
+                    global_batch_tokens=4_194_304, n_chips=512, dp=512, tp=1, pp=1)
+    (rec,) = T.load_measurements(path)
+    # 4,194,304 tokens a step / (2 s x 512 chips) = 4,096 tokens/s per chip
+    assert rec.measured_tokens_per_s_per_chip == 4096

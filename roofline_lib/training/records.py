@@ -70,12 +70,14 @@ class TrainingRecord:
         """The published figure as tokens/s per chip (module docstring)."""
         if self.measures == "tokens_per_s_per_chip":
             return self.value
+        if self.measures == "step_time_s":  # needs no FLOP count: its convention may be "none"
+            return self.global_batch_tokens / (self.value * self.n_chips)
         per_token = _convention(self.flop_convention)(self.model, self.seq_len)
         if self.measures == "model_tflops_per_chip":
             return self.value * 1e12 / per_token
         if self.measures == "mfu":
             return self.value / 100 * self.peak_tflops_per_chip * 1e12 / per_token
-        return self.global_batch_tokens / (self.value * self.n_chips)  # step_time_s
+        raise ValueError(f"measures must be one of {', '.join(MEASURES)}; got {self.measures!r}")
 
 
 def _shape_model(entry, r):
