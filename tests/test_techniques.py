@@ -99,6 +99,29 @@ def test_prefix_cache_saves_the_shared_prefill():
     assert p.kv_bytes_shared == 7 * 1000 * 2**19
 
 
+def test_prefix_cache_at_a_hit_rate_and_its_decode_reads():
+    # Llama-3-8B's KV per position by hand: K and V x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072
+    p = serving.prefix_cache("llama-3-8b", "H100", 64, 2000, 200)
+    per_position = 2 * 32 * 8 * 128 * 2
+    # a hit rate mixes warm and cold requests: linear in the rate, from the cold TTFT to the warm one
+    assert p.mean_ttft(0.0) == pytest.approx(p.ttft_cold) and p.mean_ttft(1.0) == pytest.approx(p.ttft_warm)
+    assert p.mean_ttft(0.25) == pytest.approx(0.25 * p.ttft_warm + 0.75 * p.ttft_cold)
+    assert p.prefill_flops_saved(0.5) == pytest.approx(0.5 * p.flops_saved)
+    assert p.prefill_capacity_gain(1.0) == pytest.approx(p.ttft_cold / p.ttft_warm)
+    assert list(p.prefill_capacity_gain([0.0, 0.5])) == pytest.approx([1.0, p.ttft_cold / p.mean_ttft(0.5)])
+    # decode: 64 sequences at 2,200 positions read 64 x 2,200 positions of KV; sharing the prefix's reads
+    # leaves 2,000 + 64 x 200; the FLOPs do not change
+    assert p.decode.bytes - p.decode_shared.bytes == 63 * 2000 * per_position
+    assert p.decode.bytes == rl.decode_step("llama-3-8b", 64, 2200).bytes
+    assert p.decode_shared.flops == p.decode.flops
+    assert p.decode_prefix_share == pytest.approx(63 * 2000 * per_position / p.decode.bytes)
+    # both steps memory-bound on the H100: their times are in the ratio of their bytes
+    assert p.t_decode / p.t_decode_shared == pytest.approx(p.decode.bytes / p.decode_shared.bytes)
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="hit_rate"):
+            p.mean_ttft(bad)
+
+
 def test_disaggregated_by_hand():
     d = serving.disaggregated("llama-2-7b", "H100", "H200", rate=10, prompt_len=512, output_len=128,
                               decode_batch=64)

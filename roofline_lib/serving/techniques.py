@@ -8,7 +8,8 @@
   weights read once; TPOT, TTFT and the step's intensity against a prefill that pauses the decoders.
 - ``speculative``: k drafted tokens checked by one forward pass of k + 1 positions; the expected tokens per
   verify step for an acceptance rate, the intensity gain, and the speed-up (or loss) with the draft's cost.
-- ``prefix_cache``: the FLOPs and TTFT a cached shared prefix saves, and the KV memory it shares.
+- ``prefix_cache``: the FLOPs and TTFT a cached shared prefix saves (at a cache hit rate too), the KV memory it
+  shares, and the decode step's reads of the prefix (once per sequence unless the kernel shares them).
 - ``disaggregated``: prefill and decode on separate pools of chips: how many of each for an arrival rate,
   and the KV cache a request carries from one to the other.
 
@@ -253,10 +254,36 @@ class PrefixCache:
     ttft_cold: object
     ttft_warm: object
     kv_bytes_shared: object  # KV memory saved by holding one copy of the prefix for the batch
+    decode: Workload | None = None  # the batch's first decode step, each sequence reading the prefix's KV itself
+    decode_shared: Workload | None = None  # the same step, the prefix's KV read once for the batch
+    t_decode: object = None
+    t_decode_shared: object = None
 
     @property
     def flops_saved(self):
         return 1 - self.warm.flops / self.cold.flops
+
+    def _hit(self, hit_rate):
+        return np.asarray(fraction("hit_rate (the share of requests whose prefix is cached)", hit_rate), float)
+
+    def prefill_flops_saved(self, hit_rate):
+        """The share of all prefill FLOPs saved when a share ``hit_rate`` of the requests find the prefix cached
+        (the others prefill it whole): hit_rate x flops_saved. Vectorised."""
+        return _plain(self._hit(hit_rate) * self.flops_saved)
+
+    def mean_ttft(self, hit_rate):
+        """Mean TTFT (no queue) at a cache ``hit_rate``: hit_rate x ttft_warm + (1 - hit_rate) x ttft_cold."""
+        h = self._hit(hit_rate)
+        return _plain(h * self.ttft_warm + (1 - h) * self.ttft_cold)
+
+    def prefill_capacity_gain(self, hit_rate):
+        """How many times more prompts a prefill chip serves per second at ``hit_rate``: ttft_cold / mean_ttft."""
+        return _plain(self.ttft_cold / np.asarray(self.mean_ttft(hit_rate)))
+
+    @property
+    def decode_prefix_share(self):
+        """The share of the first decode step's bytes that is the prefix's KV, read by every sequence."""
+        return self.kv_bytes_shared / self.decode.bytes
 
 
 def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", kv_dtype="bf16",
@@ -271,7 +298,18 @@ def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", 
     cold = prefill_unchecked(s.model, batch, np.asarray(shared) + own, s.dt)
     warm = extend_step_unchecked(s.model, batch, own, shared, s.dt)
     saved = (np.asarray(batch) - 1) * s.model.kv_bytes_per_position(s.dt.kv) * shared
-    return PrefixCache(cold, warm, _time(cold, s.hw), _time(warm, s.hw), saved)
+    # decode: each sequence's attention reads the KV of its whole context, the shared prefix included, even
+    # where the cache holds the prefix once (paged blocks shared by reference); a kernel that reads the prefix
+    # once for the batch (cascade / shared-prefix attention) saves (batch - 1) copies of it per step
+    dec = decode_step_unchecked(s.model, batch, np.asarray(shared) + own, s.dt)
+    dec_shared = Workload.trusted("decode step, shared prefix read once", dec.flops, dec.bytes - saved, s.dt.compute)
+    return PrefixCache(cold, warm, _time(cold, s.hw), _time(warm, s.hw), saved, dec, dec_shared, _time(dec, s.hw),
+                       _time(dec_shared, s.hw))
+
+
+def _plain(x):
+    x = np.asarray(x, dtype=float)
+    return x.item() if x.ndim == 0 else x
 
 
 # ---------------------------------------------------------------- disaggregated prefill / decode
