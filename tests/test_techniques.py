@@ -77,6 +77,28 @@ def test_speculative_draft_cost():
     assert drafted.speedup < 1 < free.speedup  # a draft as large as the target never pays
 
 
+@pytest.mark.parametrize("cost", [0.05, 0.1])
+def test_speculative_draft_cost_as_a_share_of_a_target_step(cost):
+    # k = 4, a = 0.8: E = (1 - 0.8^5) / 0.2 = 3.3616 tokens for 4 x cost + 1 target steps, plus the verify
+    # pass's own excess over a plain step (at batch 1 it reads the same weights: under 1 % more)
+    expected = (1 - 0.8**5) / (1 - 0.8)
+    s = serving.speculative("llama-2-7b", "A100", 1, 512, 4, 0.8, draft_cost=cost)
+    assert s.t_draft == pytest.approx(4 * cost * s.t_plain, rel=1e-12)
+    assert s.speedup == pytest.approx(expected / (4 * cost + 1), rel=0.01)
+    assert s.speedup * (s.t_verify / s.t_plain + 4 * cost) == pytest.approx(expected, rel=1e-12)
+    assert s.speedup == pytest.approx({0.05: 2.80, 0.1: 2.40}[cost], abs=0.01)  # 3.3616 / 1.2 and / 1.4
+
+
+def test_speculative_draft_cost_default_and_bad_input():
+    free = serving.speculative("llama-2-7b", "A100", [1, 64], 512, 4, 0.8)
+    zero = serving.speculative("llama-2-7b", "A100", [1, 64], 512, 4, 0.8, draft_cost=0.0)
+    assert list(zero.speedup) == list(free.speedup) and free.t_draft == 0.0
+    with pytest.raises(ValueError, match="draft_cost"):
+        serving.speculative("llama-2-7b", "A100", 1, 512, 4, 0.8, draft_cost=-0.1)
+    with pytest.raises(ValueError, match="not both"):
+        serving.speculative("llama-2-7b", "A100", 1, 512, 4, 0.8, draft_model="llama-2-7b", draft_cost=0.1)
+
+
 def test_chunked_prefill_reads_the_weights_once():
     # Llama-2-7B's matmul weights: all parameters but the embedding table (rows are looked up) and the
     # 65 norm vectors, in bf16

@@ -225,19 +225,28 @@ class Speculative:
 
 
 def speculative(model, hw, batch, context, k, acceptance, *, draft_model=None, weight_dtype="bf16", kv_dtype="bf16",
-                compute_dtype="bf16"):
+                compute_dtype="bf16", draft_cost=0.0):
     """Speculative decoding of ``batch`` sequences at ``context``: a draft proposes ``k`` tokens (k decode
     steps of ``draft_model`` on the same chip; None: a draft that costs nothing, such as n-gram lookup), and
-    the target checks them in one pass over k + 1 positions (logits at each). Vectorised."""
+    the target checks them in one pass over k + 1 positions (logits at each). Or, instead of a draft model,
+    ``draft_cost``: one draft step's time as a share of one plain target step (0.05 for a draft costing 5 % of
+    the target; default 0, a free draft), so the k drafts take k x draft_cost target steps and the speed-up is
+    E / (t_verify / t_plain + k x draft_cost). Vectorised."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     batch = positive("batch", batch, integer=True)
     context = positive("context", context, integer=True)
     k = non_negative("k (drafted tokens per step)", k, integer=True)
     acceptance = fraction("acceptance (a probability)", acceptance)
+    draft_cost = non_negative("draft_cost (a draft step's time over a target step's)", draft_cost)
+    if draft_model is not None and np.any(np.asarray(draft_cost) != 0):
+        raise ValueError("give draft_model (its steps are bounded on the chip) or draft_cost (a share of a target "
+                         "step), not both")
     plain = decode_step_unchecked(s.model, batch, context, s.dt)
     verify = extend_step_unchecked(s.model, batch, np.asarray(k) + 1, np.asarray(context) - 1, s.dt,
                                    logits_per_sequence=np.asarray(k) + 1)
     t_draft = 0.0
+    if np.any(np.asarray(draft_cost) != 0):
+        t_draft = np.asarray(k) * np.asarray(draft_cost) * _time(plain, s.hw)
     if draft_model is not None:
         draft = setup(draft_model, s.hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
         t_draft = np.asarray(k) * _time(decode_step_unchecked(draft.model, batch, context, s.dt), s.hw)
