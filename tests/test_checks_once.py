@@ -79,7 +79,7 @@ def test_a_request_refuses_each_bad_argument():
     (lambda: rl.prefill("llama-3-8b", 1, 512), 3),
     (lambda: rl.parallel.tp_decode_step("llama-2-70b", "H100", batch=1, context=4096, n_chips=8), 6),
     (lambda: rl.serving.continuous("llama-2-7b", "A100", [1, 8], 512, 128), 8),
-    (lambda: rl.serving.speculative("llama-2-7b", "A100", 1, 4096, 4, 0.7), 8),
+    (lambda: rl.serving.speculative("llama-2-7b", "A100", 1, 4096, 4, 0.7), 9),  # nine arguments, draft_cost among them
     (lambda: rl.llm.max_batch("llama-3-8b", "A100", 8192), 6),
 ], ids=["decode_step", "prefill", "tp_decode_step", "continuous", "speculative", "max_batch"])
 def test_public_calls_check_each_argument_once(call, most):
