@@ -114,6 +114,15 @@ def test_the_distribution_has_the_pollaczek_khinchine_mean(rho):
     assert np.sum((tail[1:] + tail[:-1]) / 2 * np.diff(t)) == pytest.approx(q.md1_wait(rho, 1.0), rel=1e-5)
 
 
+def test_quantile_near_full_load():
+    # rho = 0.999: the p99 needs some 2,300 requests' worth of the distribution, summed without cancellation; the
+    # mean wait there is 499.5 service times, and the p99 about 4.6 times the mean (ln 100 = 4.6 for the
+    # exponential tail heavy traffic tends to)
+    p99 = q.md1_wait_quantile(0.999, 1.0, 0.99)
+    assert 4.5 < p99 / q.md1_wait(0.999, 1.0) < 4.7
+    assert q.md1_wait_cdf(0.999, 1.0, p99) == pytest.approx(0.99, abs=1e-9)
+
+
 def test_quantile_is_vectorised_over_rate():
     rates = np.array([10.0, 20.0, 30.0])
     np.testing.assert_allclose(q.md1_wait_quantile(rates, 0.027, 0.9),
@@ -141,6 +150,8 @@ def test_max_rate_for_a_wait_target():
     (lambda: q.md1_wait_quantile(10, 0.027, 0.0), "q must be a probability strictly between 0 and 1"),
     (lambda: q.md1_wait_quantile(10, 0.027, 99), "got 99"),
     (lambda: q.md1_wait_quantile(10, 0.027, "p99"), "q must be a probability"),
+    (lambda: q.md1_wait_quantile(10, 0.027, 1 - 1e-12), "too close to 1: quantiles are computed up to q = 1 - 1e-9"),
+    (lambda: q.md1_wait_quantile(0.99999, 1.0, 0.99), "rho = 0.99999 is too close to 1"),
     (lambda: q.md1_wait_cdf(10, 0.027, -1.0), "t \\(seconds\\) must be finite and >= 0, got -1.0"),
     (lambda: q.md1_max_rate(0.027, 0.0), "wait_s must be finite and > 0"),
     (lambda: q.md1_max_rate(0.027, 0.01, q=1.5), "q must be a probability"),

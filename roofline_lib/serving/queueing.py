@@ -63,7 +63,7 @@ def md1_ttft(rate, service_s):
 
 
 # the most positions of the number-in-system distribution a quantile may need (rho very close to 1 needs many)
-_MAX_STATES = 200_000
+_MAX_STATES = 50_000
 
 
 def _check_rho(rho, service_s):
@@ -72,9 +72,16 @@ def _check_rho(rho, service_s):
                          f"without bound; give a rate below 1 / service_s = {1 / np.min(service_s):.4g} per second")
 
 
+# the highest quantile level computed: the distribution is summed in floating point, good to about 1e-13 in
+# probability, so a tail much thinner than that cannot be resolved
+_MAX_LEVEL = 1 - 1e-9
+
+
 def _quantile_level(q):
     if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)) or not 0 < q < 1:
         raise ValueError(f"q must be a probability strictly between 0 and 1 (0.99 for the p99), got {q!r}")
+    if q > _MAX_LEVEL:
+        raise ValueError(f"q = {q!r} is too close to 1: quantiles are computed up to q = 1 - 1e-9 (the p99.9999999)")
     return float(q)
 
 
@@ -83,8 +90,8 @@ def _poisson_pmf(mean, n):
     j = np.arange(n, dtype=float)
     if mean == 0:
         return (j == 0).astype(float)
-    lgam = np.array([math.lgamma(x + 1) for x in j])
-    return np.exp(-mean + j * math.log(mean) - lgam)
+    log_factorial = np.concatenate(([0.0], np.cumsum(np.log(j[1:]))))  # log j!
+    return np.exp(-mean + j * math.log(mean) - log_factorial)
 
 
 class _MD1:
@@ -107,6 +114,7 @@ class _MD1:
         have = self.pi.size
         if n < have:
             return
+        n = max(n, min(2 * have, _MAX_STATES))  # grow geometrically: a search asks one more state at a time
         if n > _MAX_STATES:
             raise ValueError(f"rho = {self.rho:.6g} is too close to 1: the quantile needs more than {_MAX_STATES} "
                              "requests in the system to be resolved; give a lower rate")
@@ -136,10 +144,15 @@ class _MD1:
         """The smallest t (in service times) with P(W <= t) >= q."""
         if q <= self.pi[0]:
             return 0.0
-        k = 0
-        while self.cdf(k + 1) < q:  # the service-time interval that holds the quantile
-            k += 1
-        lo, hi = float(k), float(k + 1)
+        # the service-time interval [k, k + 1) that holds the quantile: doubling, then bisection on whole k
+        top = 1
+        while self.cdf(top) < q:
+            top *= 2
+        low = top // 2  # cdf(low) < q <= cdf(top), or low = 0
+        while top - low > 1:
+            mid = (low + top) // 2
+            low, top = (low, mid) if self.cdf(mid) >= q else (mid, top)
+        lo, hi = float(low), float(top)
         for _ in range(60):
             mid = 0.5 * (lo + hi)
             if self.cdf(mid) >= q:
