@@ -80,7 +80,7 @@ def test_a_request_refuses_each_bad_argument():
     (lambda: rl.prefill("llama-3-8b", 1, 512), 3, 2),
     (lambda: rl.parallel.tp_decode_step("llama-2-70b", "H100", batch=1, context=4096, n_chips=8), 6, 2),
     (lambda: rl.serving.continuous("llama-2-7b", "A100", [1, 8], 512, 128), 8, 2),
-    (lambda: rl.serving.speculative("llama-2-7b", "A100", 1, 4096, 4, 0.7), 8, 2),
+    (lambda: rl.serving.speculative("llama-2-7b", "A100", 1, 4096, 4, 0.7), 9, 2),  # nine arguments, draft_cost too
     (lambda: rl.llm.max_batch("llama-3-8b", "A100", 8192), 6, 2),
     (lambda: rl.training.train_step("llama-2-7b", "H100", n_chips=64, seq_len=4096, global_batch=256, tp=2), 8, 2),
     (lambda: rl.specs.get_topology("DGX H100"), 0, 0),

@@ -37,10 +37,29 @@ def test_serving_questions_by_hand():
     assert FREE == 72_043_978_752 and HAND["11.paged_batch"] == 151
     assert check("11.paged_batch", 151) and not check("11.paged_batch", 152)
     assert check("11.spec_pays", "pays") and not check("11.spec_pays", "does not pay")
-    costs = {chip: serving.best_batch_under_slo("llama-2-13b", chip, 1024, 256, 50e-3).cost_per_million_tokens(p)
+    costs = {chip: serving.best_batch_under_slo("llama-2-13b", chip, 1024, 256, 25e-3).cost_per_million_tokens(p)
              for chip, p in {"A100": 1.80, "H100": 2.50, "H200": 3.50}.items()}
     assert min(costs, key=costs.get) == "H200"
     assert check("11.slo_chip", "H200") and not check("11.slo_chip", "a100")
+
+
+def test_slo_chip_target_binds_on_every_chip():
+    """11.slo_chip asks for TPOT <= 25 ms because 50 ms does not bind on the H100 and H200: Llama-2-13B's KV cache
+    is 2 x 40 layers x 5,120 x 2 bytes = 819,200 B per position, 1,048,576,000 B for 1,280 positions, beside
+    26,031,728,640 B of bf16 weights; the driver's bytes of each chip hold 57, 56 and 118 such sequences."""
+    per_sequence = 2 * 40 * 5120 * 2 * 1280
+    weights = 2 * 13_015_864_320
+    fit = {chip: math.floor((rl.get_accelerator(chip).mem_capacity - weights) / per_sequence)
+           for chip in ("A100 80GB SXM4", "H100 SXM", "H200 SXM")}
+    assert list(fit.values()) == [57, 56, 118]
+    for chip, most in fit.items():
+        loose = serving.best_batch_under_slo("llama-2-13b", chip, 1024, 256, 50e-3)
+        tight = serving.best_batch_under_slo("llama-2-13b", chip, 1024, 256, 25e-3)
+        assert tight.batch < most and tight.tpot <= 25e-3  # the target, not memory, sets the batch
+        # one more sequence would break the target
+        assert serving.continuous("llama-2-13b", chip, tight.batch + 1, 1024, 256).tpot > 25e-3
+        # at 50 ms only the A100 is held back by the target; the others run all that fit, well within it
+        assert (loose.batch < most) == (chip == "A100 80GB SXM4")
 
 
 def test_chapter_11_find_the_mistake_by_hand():

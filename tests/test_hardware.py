@@ -229,3 +229,19 @@ def test_loader_reads_special_function_rate(tmp_path):
     hw = load_accelerator(write(tmp_path, text + 'special_function_TOPS = "made up"\n'))
     assert hw.special_function_rate == 2.5e12
     assert load_accelerator(write(tmp_path, GOOD)).special_function_rate is None
+
+
+def test_block_scaled_formats_find_their_tensor_core_row():
+    # the Blackwell datasheet lists one FP4 row (9 PFLOP/s dense per HGX B200 GPU, 18 with 2:4 sparsity); NVFP4 and
+    # MXFP4 run on those tensor cores, MXFP8 on the FP8 ones (4.5 PFLOP/s)
+    b200 = rl.get_accelerator("B200")
+    for name in ("nvfp4", "NVFP4", "mxfp4", "mx-fp4", "fp4"):
+        assert b200.peak_flops(name) == 9000e12 and b200.datasheet_row(name) == "fp4"
+    assert b200.peak_flops("mxfp8") == 4500e12 and b200.datasheet_row("mxfp8") == "fp8"
+    assert b200.datasheet_row("bf16") == "bf16" and b200.ridge_point("nvfp4") == b200.ridge_point("fp4")
+    # a chip without FP4 tensor cores says so, naming the row it looked for and what it has
+    with pytest.raises(ValueError, match=r"H100 SXM5 has no nvfp4 peak in its datasheet \(nor fp4, the tensor-core "
+                                         r"rate nvfp4 computes at\); it has: fp64, "):
+        rl.get_accelerator("H100").peak_flops("nvfp4")
+    with pytest.raises(ValueError, match=r"has no int4 peak in its datasheet; it has: "):
+        rl.get_accelerator("H100").peak_flops("int4")

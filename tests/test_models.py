@@ -162,6 +162,7 @@ def test_loader_accepts_a_good_file(tmp_path):
     (lambda s: s.replace("head_dim = 16", "head_dim = 0"), "head_dim"),
     (lambda s: s.replace("tie_word_embeddings = true", "tie_word_embeddings = 1"), "tie_word_embeddings"),
     (lambda s: s.replace('config = "made up for a test"', ""), "sources.config"),
+    (lambda s: s.replace("vocab_size = 100", 'vocab_size = 100\nactive_params_count = "most"'), "active_params_count"),
 ])
 def test_loader_names_file_model_and_field(tmp_path, edit, field):
     path = tmp_path / "toy.toml"
@@ -228,11 +229,27 @@ def test_gpt_oss_by_hand():
     m = rl.get_model("gpt-oss-120b")
     assert m.n_params == 36 * per_layer + 2 * 201088 * 2880 + 2880
     assert m.n_params == pytest.approx(117e9, rel=0.03)
-    # the card's active count leaves out the embedding table
-    assert m.n_active_params - 201088 * 2880 == pytest.approx(5.1e9, rel=0.06)
+    # the card's active count leaves out the embedding table, and so does n_active_params for gpt-oss: everything
+    # but 124 of the 128 experts in each of 36 layers, less the 201088 x 2880 table: 5.13e9 (the card: "5.1B")
+    unused_experts = 36 * (128 - 4) * (3 * 2880 * 2880 + 3 * 2880)
+    assert m.active_params_count == "no-embedding"
+    assert m.n_active_params == m.n_params - unused_experts - 201088 * 2880
+    assert m.n_active_params == pytest.approx(5.1e9, rel=0.01)
+    # the other count, embedding table included, stays available: about 5.7e9
+    assert m.n_active_params_with_embedding == m.n_params - unused_experts == m.active_params("all")
+    assert m.n_active_params_with_embedding == pytest.approx(5.71e9, rel=0.001)
     small = rl.get_model("gpt-oss-20b")
     assert small.n_params == pytest.approx(21e9, rel=0.03)
-    assert small.n_active_params - 201088 * 2880 == pytest.approx(3.6e9, rel=0.06)
+    assert small.n_active_params == pytest.approx(3.6e9, rel=0.01)  # the card: "3.6B active"
+
+
+def test_active_parameter_conventions():
+    # Mixtral's card counts the embedding and LM head ("12.9B active"): its default count is "all"
+    mixtral = rl.get_model("mixtral-8x7b")
+    assert mixtral.active_params_count == "all" and mixtral.n_active_params == mixtral.active_params("all")
+    assert mixtral.active_params("all") - mixtral.active_params("no-embedding") == 32000 * 4096
+    with pytest.raises(ValueError, match="unknown active-parameter convention 'tokens'; known: all, no-embedding"):
+        mixtral.active_params("tokens")
 
 
 def test_sliding_window_kv_cache_by_hand():

@@ -99,8 +99,6 @@ quote = "| Llama-2-7B | 50.0 |"
     (GOOD.replace("prompt_len = 5\n", "").replace('"decode_step"', '"prefill"'), "'prompt_len' is needed"),
     (GOOD.replace("system = ", "chips_per_replica = 3\nsystem = "), "'chips_per_replica' must divide n_chips"),
     (GOOD.replace('weight_dtype = "bf16"', 'weight_dtype = "int3"'), "'weight_dtype' is not known"),
-    # Llama-2-7B takes 4,096 positions (its config's max_position_embeddings): 4,000 + 200 is more
-    (GOOD.replace("prompt_len = 5", "prompt_len = 4000"), "4200 positions, more than Llama-2-7B takes"),
 ])
 def test_loader_names_file_record_and_field(tmp_path, broken, message):
     path = tmp_path / "source.toml"
@@ -108,6 +106,36 @@ def test_loader_names_file_record_and_field(tmp_path, broken, message):
     with pytest.raises(ValueError, match=message) as info:
         M.load_measurements(path)
     assert "source.toml" in str(info.value)
+
+
+def test_a_record_beyond_the_trained_context_is_loaded_flagged_and_bounded(tmp_path):
+    # Llama-2-70B was trained on 4,096 positions (its config's max_position_embeddings); an engine may still run
+    # 128 + 4,096 (TensorRT-LLM published such runs): a measurement, kept, flagged and bounded like any other.
+    # Made-up figures: 8 x H100, 512 sequences, 1,000 output tokens/s per GPU.
+    beyond = GOOD.replace('model = "llama-2-7b"', 'model = "llama-2-70b"').replace("n_chips = 1", "n_chips = 8")
+    beyond = beyond.replace('chip = "A100 80GB SXM4"', 'chip = "H100 SXM"').replace("batch = 1", "batch = 512")
+    beyond = beyond.replace("prompt_len = 5", "prompt_len = 128").replace("output_len = 200", "output_len = 4096")
+    beyond = beyond.replace('measures = "decode_step"', 'measures = "throughput"').replace("value = 50.0",
+                                                                                          "value = 1000.0")
+    beyond = beyond.replace('per = "sequence"', 'per = "chip"')
+    (tmp_path / "source.toml").write_text(beyond)
+    (rec,) = M.load_measurements(tmp_path / "source.toml")
+    assert rec.beyond_trained_context and rec.model == "Llama-2-70B"
+    assert "128 + 4096 = 4224 positions, more than Llama-2-70B's max_context (4096)" in rec.notes
+    (c,) = M.measured_vs_predicted([rec])
+    # 512 x 4,096 output tokens at 8,000 tokens/s: 262.1 s measured; the bound, by hand from below: 4,096 decode
+    # steps, each reading at least the bf16 matmul weights (all but the 32,000 x 8,192 embedding table) and the
+    # KV cache of 512 x 128 prompt positions (2 x 80 layers x 8 KV heads x 128 x 2 bytes each), over 8 x 3.35 TB/s
+    assert c.measured_s == pytest.approx(512 * 4096 / 8000)
+    floor = 4096 * (2 * (68_976_648_192 - 32_000 * 8_192) + 512 * 128 * 2 * 80 * 8 * 128 * 2) / (8 * 3.35e12)
+    assert floor < c.predicted_lower_s < c.measured_s
+    # within the trained context nothing is flagged, and a note already there is kept
+    (tmp_path / "source.toml").write_text(GOOD + 'notes = "as published"\n')
+    (ok,) = M.load_measurements(tmp_path / "source.toml")
+    assert not ok.beyond_trained_context and ok.notes == "as published"
+    (tmp_path / "source.toml").write_text(GOOD.replace("prompt_len = 5", "prompt_len = 4000") + 'notes = "x"\n')
+    (long,) = M.load_measurements(tmp_path / "source.toml")
+    assert long.beyond_trained_context and long.notes.startswith("x Beyond the trained context: 4000 + 200")
 
 
 def test_a_record_faster_than_the_roof_is_caught(tmp_path):

@@ -77,6 +77,28 @@ def test_speculative_draft_cost():
     assert drafted.speedup < 1 < free.speedup  # a draft as large as the target never pays
 
 
+@pytest.mark.parametrize("cost", [0.05, 0.1])
+def test_speculative_draft_cost_as_a_share_of_a_target_step(cost):
+    # k = 4, a = 0.8: E = (1 - 0.8^5) / 0.2 = 3.3616 tokens for 4 x cost + 1 target steps, plus the verify
+    # pass's own excess over a plain step (at batch 1 it reads the same weights: under 1 % more)
+    expected = (1 - 0.8**5) / (1 - 0.8)
+    s = serving.speculative("llama-2-7b", "A100", 1, 512, 4, 0.8, draft_cost=cost)
+    assert s.t_draft == pytest.approx(4 * cost * s.t_plain, rel=1e-12)
+    assert s.speedup == pytest.approx(expected / (4 * cost + 1), rel=0.01)
+    assert s.speedup * (s.t_verify / s.t_plain + 4 * cost) == pytest.approx(expected, rel=1e-12)
+    assert s.speedup == pytest.approx({0.05: 2.80, 0.1: 2.40}[cost], abs=0.01)  # 3.3616 / 1.2 and / 1.4
+
+
+def test_speculative_draft_cost_default_and_bad_input():
+    free = serving.speculative("llama-2-7b", "A100", [1, 64], 512, 4, 0.8)
+    zero = serving.speculative("llama-2-7b", "A100", [1, 64], 512, 4, 0.8, draft_cost=0.0)
+    assert list(zero.speedup) == list(free.speedup) and free.t_draft == 0.0
+    with pytest.raises(ValueError, match="draft_cost"):
+        serving.speculative("llama-2-7b", "A100", 1, 512, 4, 0.8, draft_cost=-0.1)
+    with pytest.raises(ValueError, match="not both"):
+        serving.speculative("llama-2-7b", "A100", 1, 512, 4, 0.8, draft_model="llama-2-7b", draft_cost=0.1)
+
+
 def test_chunked_prefill_reads_the_weights_once():
     # Llama-2-7B's matmul weights: all parameters but the embedding table (rows are looked up) and the
     # 65 norm vectors, in bf16
@@ -97,6 +119,29 @@ def test_prefix_cache_saves_the_shared_prefill():
     assert p.warm.flops < p.cold.flops and p.ttft_warm < p.ttft_cold
     assert 0.8 < p.flops_saved < 1000 / 1200 + 0.01  # most of the prompt is the shared part
     assert p.kv_bytes_shared == 7 * 1000 * 2**19
+
+
+def test_prefix_cache_at_a_hit_rate_and_its_decode_reads():
+    # Llama-3-8B's KV per position by hand: K and V x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072
+    p = serving.prefix_cache("llama-3-8b", "H100", 64, 2000, 200)
+    per_position = 2 * 32 * 8 * 128 * 2
+    # a hit rate mixes warm and cold requests: linear in the rate, from the cold TTFT to the warm one
+    assert p.mean_ttft(0.0) == pytest.approx(p.ttft_cold) and p.mean_ttft(1.0) == pytest.approx(p.ttft_warm)
+    assert p.mean_ttft(0.25) == pytest.approx(0.25 * p.ttft_warm + 0.75 * p.ttft_cold)
+    assert p.prefill_flops_saved(0.5) == pytest.approx(0.5 * p.flops_saved)
+    assert p.prefill_capacity_gain(1.0) == pytest.approx(p.ttft_cold / p.ttft_warm)
+    assert list(p.prefill_capacity_gain([0.0, 0.5])) == pytest.approx([1.0, p.ttft_cold / p.mean_ttft(0.5)])
+    # decode: 64 sequences at 2,200 positions read 64 x 2,200 positions of KV; sharing the prefix's reads
+    # leaves 2,000 + 64 x 200; the FLOPs do not change
+    assert p.decode.bytes - p.decode_shared.bytes == 63 * 2000 * per_position
+    assert p.decode.bytes == rl.decode_step("llama-3-8b", 64, 2200).bytes
+    assert p.decode_shared.flops == p.decode.flops
+    assert p.decode_prefix_share == pytest.approx(63 * 2000 * per_position / p.decode.bytes)
+    # both steps memory-bound on the H100: their times are in the ratio of their bytes
+    assert p.t_decode / p.t_decode_shared == pytest.approx(p.decode.bytes / p.decode_shared.bytes)
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="hit_rate"):
+            p.mean_ttft(bad)
 
 
 def test_disaggregated_by_hand():

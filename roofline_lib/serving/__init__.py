@@ -1,7 +1,7 @@
 """Serving whole requests: the closed-form sums over a generation's decode steps (``decode_sums``),
 TTFT, TPOT, throughput and cost, continuous batching and SLOs (``requests``), and the serving techniques as
-arithmetic (``techniques``: paged KV, chunked prefill, speculative decoding, prefix caching, disaggregation), and the
-wait before a prefill as the arrival rate rises (``queueing``).
+arithmetic (``techniques``: paged KV, chunked prefill, prefix caching, disaggregation; ``speculative``: speculative
+decoding), and the wait before a prefill as the arrival rate rises (``queueing``).
 """
 
 from . import queueing
@@ -16,6 +16,7 @@ from .requests import (
     cost_per_million,
     request,
 )
+from .speculative import Speculative, expected_tokens_per_verify, speculative
 from .techniques import (
     DEFAULT_PAGE_TOKENS,
     BatchingComparison,
@@ -23,13 +24,10 @@ from .techniques import (
     KVFit,
     MixedStep,
     PrefixCache,
-    Speculative,
     chunked_prefill,
     disaggregated,
-    expected_tokens_per_verify,
     kv_fit,
     prefix_cache,
-    speculative,
     static_vs_continuous,
 )
 

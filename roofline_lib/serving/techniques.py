@@ -6,9 +6,9 @@
   ``page_tokens`` positions (vLLM's default block: 16 tokens) waste less than a page. The batch that fits.
 - ``chunked_prefill``: a step that decodes ``batch`` sequences and runs a ``chunk`` of a new prompt, the
   weights read once; TPOT, TTFT and the step's intensity against a prefill that pauses the decoders.
-- ``speculative``: k drafted tokens checked by one forward pass of k + 1 positions; the expected tokens per
-  verify step for an acceptance rate, the intensity gain, and the speed-up (or loss) with the draft's cost.
-- ``prefix_cache``: the FLOPs and TTFT a cached shared prefix saves, and the KV memory it shares.
+- speculative decoding: in ``serving.speculative``.
+- ``prefix_cache``: the FLOPs and TTFT a cached shared prefix saves (at a cache hit rate too), the KV memory it
+  shares, and the decode step's reads of the prefix (once per sequence unless the kernel shares them).
 - ``disaggregated``: prefill and decode on separate pools of chips: how many of each for an arrival rate,
   and the KV cache a request carries from one to the other.
 
@@ -21,7 +21,7 @@ import dataclasses
 
 import numpy as np
 
-from ..core.checks import fraction, non_negative, positive
+from ..core.checks import fraction, positive
 from ..core.units import SECONDS_PER_HOUR
 from ..llm.memory import memory_required_unchecked, sequences_that_fit
 from ..llm.setup import setup
@@ -204,75 +204,6 @@ def chunked_prefill(model, hw, batch, context, chunk, prompt_len, *, weight_dtyp
                      np.ceil(prompt_len / np.asarray(chunk)))
 
 
-# ---------------------------------------------------------------- speculative decoding
-
-def expected_tokens_per_verify(acceptance, k):
-    """Tokens one verify step yields when each of ``k`` drafted tokens is accepted with probability
-    ``acceptance`` independently, until the first rejection, plus the one token the target model adds
-    (the correction, or a bonus after k accepts): sum_{i=0..k} a^i = (1 - a^(k+1)) / (1 - a).
-    (Leviathan, Kalman & Matias 2023, arXiv:2211.17192; Chen et al. 2023, arXiv:2302.01318.) Vectorised."""
-    return _tokens_per_verify(fraction("acceptance (a probability)", acceptance),
-                              non_negative("k (drafted tokens per step)", k, integer=True))
-
-
-def _tokens_per_verify(a, k):
-    a = np.asarray(a, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(a == 1, k + 1.0, (1 - a ** (np.asarray(k) + 1)) / np.where(a == 1, 0.5, 1 - a))
-    return out.item() if out.ndim == 0 else out
-
-
-@dataclasses.dataclass(frozen=True)
-class Speculative:
-    """Speculative decoding: an ordinary decode step, the target model's verify step over k + 1 positions, the draft's
-    steps, and the tokens a verify step yields on average."""
-
-    plain: Workload  # one ordinary decode step
-    verify: Workload  # the target model over k + 1 positions
-    t_plain: object
-    t_verify: object
-    t_draft: object  # the k draft steps together
-    tokens_per_step: object  # expected tokens a verify step yields
-
-    @property
-    def time_per_token(self):
-        """Seconds per generated token: (verify + draft) / expected tokens per verify step."""
-        return (self.t_verify + self.t_draft) / self.tokens_per_step
-
-    @property
-    def speedup(self):
-        """How many times faster than plain decoding."""
-        return self.t_plain / self.time_per_token
-
-    @property
-    def intensity_ratio(self):
-        """The verify step's intensity over a plain decode step's: the same weights read for k + 1 positions."""
-        return self.verify.intensity / self.plain.intensity
-
-
-def speculative(model, hw, batch, context, k, acceptance, *, draft_model=None, weight_dtype="bf16", kv_dtype="bf16",
-                compute_dtype="bf16"):
-    """Speculative decoding of ``batch`` sequences at ``context``: a draft proposes ``k`` tokens (k decode
-    steps of ``draft_model`` on the same chip; None: a draft that costs nothing, such as n-gram lookup), and
-    the target checks them in one pass over k + 1 positions (logits at each). Vectorised.
-
-    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
-    s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
-    batch = positive("batch", batch, integer=True)
-    context = positive("context", context, integer=True)
-    k = non_negative("k (drafted tokens per step)", k, integer=True)
-    acceptance = fraction("acceptance (a probability)", acceptance)
-    plain = decode_step_unchecked(s.model, batch, context, s.dt)
-    verify = extend_step_unchecked(s.model, batch, np.asarray(k) + 1, np.asarray(context) - 1, s.dt,
-                                   logits_per_sequence=np.asarray(k) + 1)
-    t_draft = 0.0
-    if draft_model is not None:
-        draft = setup(draft_model, s.hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
-        t_draft = np.asarray(k) * _time(decode_step_unchecked(draft.model, batch, context, s.dt), s.hw)
-    return Speculative(plain, verify, _time(plain, s.hw), _time(verify, s.hw), t_draft,
-                       _tokens_per_verify(acceptance, k))
-
-
 # ---------------------------------------------------------------- prefix caching
 
 @dataclasses.dataclass(frozen=True)
@@ -285,11 +216,37 @@ class PrefixCache:
     ttft_cold: object
     ttft_warm: object
     kv_bytes_shared: object  # KV memory saved by holding one copy of the prefix for the batch
+    decode: Workload | None = None  # the batch's first decode step, each sequence reading the prefix's KV itself
+    decode_shared: Workload | None = None  # the same step, the prefix's KV read once for the batch
+    t_decode: object = None
+    t_decode_shared: object = None
 
     @property
     def flops_saved(self):
         """Share of the prefill's FLOPs the cached prefix saves."""
         return 1 - self.warm.flops / self.cold.flops
+
+    def _hit(self, hit_rate):
+        return np.asarray(fraction("hit_rate (the share of requests whose prefix is cached)", hit_rate), float)
+
+    def prefill_flops_saved(self, hit_rate):
+        """The share of all prefill FLOPs saved when a share ``hit_rate`` of the requests find the prefix cached
+        (the others prefill it whole): hit_rate x flops_saved. Vectorised."""
+        return _plain(self._hit(hit_rate) * self.flops_saved)
+
+    def mean_ttft(self, hit_rate):
+        """Mean TTFT (no queue) at a cache ``hit_rate``: hit_rate x ttft_warm + (1 - hit_rate) x ttft_cold."""
+        h = self._hit(hit_rate)
+        return _plain(h * self.ttft_warm + (1 - h) * self.ttft_cold)
+
+    def prefill_capacity_gain(self, hit_rate):
+        """How many times more prompts a prefill chip serves per second at ``hit_rate``: ttft_cold / mean_ttft."""
+        return _plain(self.ttft_cold / np.asarray(self.mean_ttft(hit_rate)))
+
+    @property
+    def decode_prefix_share(self):
+        """The share of the first decode step's bytes that is the prefix's KV, read by every sequence."""
+        return self.kv_bytes_shared / self.decode.bytes
 
 
 def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", kv_dtype="bf16",
@@ -306,7 +263,18 @@ def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", 
     cold = prefill_unchecked(s.model, batch, np.asarray(shared) + own, s.dt)
     warm = extend_step_unchecked(s.model, batch, own, shared, s.dt)
     saved = (np.asarray(batch) - 1) * s.model.kv_bytes_per_position(s.dt.kv) * shared
-    return PrefixCache(cold, warm, _time(cold, s.hw), _time(warm, s.hw), saved)
+    # decode: each sequence's attention reads the KV of its whole context, the shared prefix included, even
+    # where the cache holds the prefix once (paged blocks shared by reference); a kernel that reads the prefix
+    # once for the batch (cascade / shared-prefix attention) saves (batch - 1) copies of it per step
+    dec = decode_step_unchecked(s.model, batch, np.asarray(shared) + own, s.dt)
+    dec_shared = Workload.trusted("decode step, shared prefix read once", dec.flops, dec.bytes - saved, s.dt.compute)
+    return PrefixCache(cold, warm, _time(cold, s.hw), _time(warm, s.hw), saved, dec, dec_shared, _time(dec, s.hw),
+                       _time(dec_shared, s.hw))
+
+
+def _plain(x):
+    x = np.asarray(x, dtype=float)
+    return x.item() if x.ndim == 0 else x
 
 
 # ---------------------------------------------------------------- disaggregated prefill / decode
@@ -394,7 +362,6 @@ def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, de
 
 
 __all__ = [
-    "BatchingComparison", "chunked_prefill", "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated",
-    "expected_tokens_per_verify", "kv_fit", "KVFit", "MixedStep", "prefix_cache", "PrefixCache", "Speculative",
-    "speculative", "static_vs_continuous",
+    "BatchingComparison", "chunked_prefill", "DEFAULT_PAGE_TOKENS", "Disaggregated", "disaggregated", "kv_fit",
+    "KVFit", "MixedStep", "prefix_cache", "PrefixCache", "static_vs_continuous",
 ]

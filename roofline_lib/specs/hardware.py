@@ -15,7 +15,7 @@ import re
 from ..core import units
 from ..core.catalog import DATA_DIR, Catalog, Entry, build_checked, read_toml
 from ..core.checks import figure, positive
-from ..core.dtypes import BYTES_PER_ELEMENT, canonical_dtype
+from ..core.dtypes import BYTES_PER_ELEMENT, COMPUTE_FORMAT, canonical_dtype
 
 ACCELERATOR_DIR = DATA_DIR / "accelerators"
 
@@ -69,10 +69,22 @@ class Accelerator:
         """Dense peak FLOP/s for ``dtype`` (no 2:4 sparsity)."""
         key = canonical_dtype(dtype)
         if key not in self.peak_flops_by_dtype:
-            raise ValueError(
-                f"{self.name} has no {key} peak in its datasheet; it has: {', '.join(self.dtypes)}"
-            )
+            key = self.datasheet_row(key)
         return self.peak_flops_by_dtype[key]
+
+    def datasheet_row(self, dtype="bf16"):
+        """The datasheet row whose peak ``peak_flops(dtype)`` returns: the format's own ("fp8" for fp8) or, for a
+        block-scaled format that no datasheet lists by name, the row of the tensor cores it runs on
+        (``core.dtypes.COMPUTE_FORMAT``: NVFP4 and MXFP4 at the "fp4" row, MXFP8 at "fp8"). ValueError if the
+        chip has neither."""
+        key = canonical_dtype(dtype)
+        if key in self.peak_flops_by_dtype:
+            return key
+        row = COMPUTE_FORMAT.get(key)
+        if row in self.peak_flops_by_dtype:
+            return row
+        also = f" (nor {row}, the tensor-core rate {key} computes at)" if row else ""
+        raise ValueError(f"{self.name} has no {key} peak in its datasheet{also}; it has: {', '.join(self.dtypes)}")
 
     def ridge_point(self, dtype="bf16"):
         """FLOP per byte at which the roofline bends: peak_flops / mem_bandwidth.

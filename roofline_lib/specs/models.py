@@ -50,6 +50,12 @@ class MLA:
     v_head_dim: int
 
 
+# How model cards count active parameters: "all" (embedding and LM head included, as Mixtral's card does) or
+# "no-embedding" (the embedding table left out, as gpt-oss's card does). A model file's active_params_count names
+# its card's; Model.n_active_params follows it and Model.active_params(convention) gives either.
+ACTIVE_COUNTS = ("all", "no-embedding")
+
+
 @dataclasses.dataclass(frozen=True)
 class Model:
     """A decoder-only transformer's shapes (names as in Hugging Face config.json).
@@ -83,6 +89,8 @@ class Model:
     sources: dict = dataclasses.field(default_factory=dict)
     notes: str = ""
     source_file: str = ""
+    # how the model card counts active parameters, which n_active_params follows (ACTIVE_COUNTS)
+    active_params_count: str = "all"
 
     def __post_init__(self):
         for field in ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads",
@@ -174,13 +182,28 @@ class Model:
 
     @property
     def n_active_params(self):
-        """Parameters one token uses: all but the routed experts it is not sent to (= n_params if dense).
+        """Parameters one token uses, counted as the model's card counts them (``active_params_count``): all but
+        the routed experts it is not sent to, embedding and LM head included (``"all"``: Mixtral's '12.9B
+        active'; = n_params if dense), or the embedding table left out too (``"no-embedding"``: gpt-oss's '5.1B
+        active'). ``active_params(convention)`` gives either count for any model."""
+        return self.active_params(self.active_params_count)
 
-        Embedding and LM head included, the convention of Mixtral's '12.9B active'."""
-        if self.moe is None:
-            return self.n_params
-        m = self.moe
-        return self.n_params - self.moe_layers * (m.num_experts - m.experts_per_token) * self._expert_params()
+    @property
+    def n_active_params_with_embedding(self):
+        """Active parameters with the embedding table and LM head counted, whatever the card's convention: the
+        count the FLOP conventions built on 6N use."""
+        return self.active_params("all")
+
+    def active_params(self, convention="all"):
+        """Active parameters per token under ``convention``: "all" (embedding and LM head included) or
+        "no-embedding" (the embedding table, which a token only looks a row up in, left out)."""
+        if convention not in ACTIVE_COUNTS:
+            raise ValueError(f"unknown active-parameter convention {convention!r}; known: {', '.join(ACTIVE_COUNTS)}")
+        n = self.n_params
+        if self.moe is not None:
+            m = self.moe
+            n -= self.moe_layers * (m.num_experts - m.experts_per_token) * self._expert_params()
+        return n - self.param_groups()["embedding"] if convention == "no-embedding" else n
 
     def weight_bytes(self, dtype="bf16"):
         """Bytes of all weights stored in ``dtype`` (int4: half a byte; quantisation scales not counted)."""
@@ -269,6 +292,9 @@ def load_model(path):
     aliases = raw.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         fail("aliases", "must be a list of strings")
+    active_count = raw.get("active_params_count", "all")
+    if active_count not in ACTIVE_COUNTS:
+        fail("active_params_count", f"must be one of {', '.join(ACTIVE_COUNTS)}; got {active_count!r}")
     try:
         model = build_checked(  # every figure was checked above, with the file's field in the message
             Model,
@@ -280,6 +306,7 @@ def load_model(path):
             aliases=tuple(aliases),
             family=raw.get("family", ""),
             sources=dict(sources), notes=raw.get("notes", ""), source_file=str(path),
+            active_params_count=active_count,
         )
         model.check_shape()
         return model
@@ -301,7 +328,8 @@ def get_model(name):
     """Look up a model by name or alias, case- and punctuation-insensitive ("llama-2-7b", "Llama2 7B"); or read a
     Hugging Face config.json given as a path or as a dict (``hf_config.model_from_config``).
 
-    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 04, 05, 06, 08, 09, 10, 12, 13."""
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 04, 05, 06, 08, 09, 10, 11, 12,
+    13."""
     if isinstance(name, Model):
         return name
     if isinstance(name, dict) or (isinstance(name, (str, pathlib.Path)) and str(name).endswith(".json")):
@@ -324,5 +352,5 @@ def expected_experts_touched(num_experts, experts_per_token, tokens):
     return E * (1 - np.power(1 - k / E, tokens))
 
 
-__all__ = ["expected_experts_touched", "get_model", "list_models", "load_model", "MLA", "Model", "model_from_config",
-           "MODEL_DIR", "MoE"]
+__all__ = ["ACTIVE_COUNTS", "expected_experts_touched", "get_model", "list_models", "load_model", "MLA", "Model",
+           "model_from_config", "MODEL_DIR", "MoE"]

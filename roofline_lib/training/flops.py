@@ -108,14 +108,15 @@ CONVENTIONS = {
     "model": lambda m, T: _course(m, T, False, "none"),
     "megatron_model": lambda m, T: _course(m, T, False, "none"),
     "causal": lambda m, T: _course(m, T, True, "none"),
-    "palm": lambda m, T: 6 * m.n_active_params + 3 * _attention_forward(m, T),
-    "6N": lambda m, T: 6 * m.n_active_params + 0 * T,
-    "torchtitan": lambda m, T: 6 * (m.n_active_params - m.vocab_size * m.hidden_size) + 3 * _attention_forward(m, T),
+    "palm": lambda m, T: 6 * m.n_active_params_with_embedding + 3 * _attention_forward(m, T),
+    "6N": lambda m, T: 6 * m.n_active_params_with_embedding + 0 * T,
+    "torchtitan": lambda m, T: 6 * (m.n_active_params_with_embedding - m.vocab_size * m.hidden_size)
+    + 3 * _attention_forward(m, T),
     "megatron2021": lambda m, T: _course(m, T, False, "full"),
     "megatron-core": lambda m, T: _course(m, T, False, "none"),
     "megatron-bridge": lambda m, T: _course(m, T, True, "none"),
     "ml-engineering": lambda m, T: _course(m, T, True, "none"),
-    "llm-foundry": lambda m, T: 6 * m.n_active_params + 12 * m.num_layers * m.hidden_size * T,
+    "llm-foundry": lambda m, T: 6 * m.n_active_params_with_embedding + 12 * m.num_layers * m.hidden_size * T,
     "llama3-paper": lambda m, T: _course(m, T, False, "none"),
 }
 
