@@ -130,9 +130,13 @@ class _MD1:
         pi = np.empty(n + 1)
         pi[:have] = self.pi
         a0, abar = self._a[0], self._abar
+        # abar_j is exactly 0.0 beyond a few hundred (the Poisson tail underflows), so only the last `reach`
+        # terms of the sum can be non-zero: the sum is O(n reach), not O(n^2), with the same value
+        reach = int(np.flatnonzero(abar)[-1]) + 1 if abar.any() else 1
         for k in range(have, n + 1):
             # level crossing between k - 1 and k: pi_k a_0 = pi_0 abar_{k-1} + sum_{i=1}^{k-1} pi_i abar_{k-i}
-            pi[k] = (pi[0] * abar[k - 1] + np.dot(pi[1:k], abar[k - 1:0:-1])) / a0
+            i0 = max(1, k - reach)
+            pi[k] = (pi[0] * abar[k - 1] + np.dot(pi[i0:k], abar[k - i0:0:-1])) / a0
         self.pi = pi
 
     def cdf(self, t_over_d):
