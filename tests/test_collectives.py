@@ -144,7 +144,6 @@ def test_nccl_on_topologies_by_hand():
     c = comms.nccl_allreduce(m, 8, "DGX H100")
     assert (c.algorithm, c.protocol) == ("nvls", "Simple")
     assert c.seconds == pytest.approx(25e-6 + m / (476e9 * 8 / 14), rel=1e-12)
-    assert c.seconds == min(c.options.values())
     # without NVLS (an A100 box) the same message takes LL128's ring: 14 + 14 x 1.9 us + m / (0.92 x 240 GB/s x 8/14)
     a = comms.nccl_allreduce(m, 8, "HGX A100 8-GPU")
     assert (a.algorithm, a.protocol) == ("ring", "LL128")

@@ -85,7 +85,6 @@ def test_speculative_draft_cost_as_a_share_of_a_target_step(cost):
     s = serving.speculative("llama-2-7b", "A100", 1, 512, 4, 0.8, draft_cost=cost)
     assert s.t_draft == pytest.approx(4 * cost * s.t_plain, rel=1e-12)
     assert s.speedup == pytest.approx(expected / (4 * cost + 1), rel=0.01)
-    assert s.speedup * (s.t_verify / s.t_plain + 4 * cost) == pytest.approx(expected, rel=1e-12)
     assert s.speedup == pytest.approx({0.05: 2.80, 0.1: 2.40}[cost], abs=0.01)  # 3.3616 / 1.2 and / 1.4
 
 
