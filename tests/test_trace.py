@@ -209,7 +209,7 @@ def test_graph_boundary_as_the_published_graph_replay_shows_it():
     (0.4 MB, 0.07 us at 5.3 TB/s) lasting 5.8 us at least."""
     ev = sorted((e for e in raw(published("gfx950-vllm-decode-cudagraph.json.gz"))
                  if e.get("cat") in ("kernel", "gpu_memcpy")), key=lambda e: e["ts"])
-    gaps = [b["ts"] - (a["ts"] + a["dur"]) for a, b in zip(ev, ev[1:])]
+    gaps = [b["ts"] - (a["ts"] + a["dur"]) for a, b in zip(ev, ev[1:], strict=False)]
     assert len(gaps) == 433 and min(gaps) >= 0
     assert round(sum(gaps) / len(gaps), 2) * 1e-6 == pytest.approx(synthetic.GRAPH_NODE_GAP_S)
     assert sum(g < 0.002 for g in gaps) == 430  # the rest: where eager work meets the graph
@@ -232,7 +232,7 @@ def test_launch_interval_from_the_raw_runtime_events():
         threads = {}
         for e in calls:
             threads.setdefault((e["pid"], e["tid"]), []).append(e["ts"])
-        apart = [b - a for ts in threads.values() for a, b in zip(ts, ts[1:])]
+        apart = [b - a for ts in threads.values() for a, b in zip(ts, ts[1:], strict=False)]
         f = T.PUBLISHED[key].figures
         assert statistics.median(e["dur"] for e in calls) * 1e-6 == pytest.approx(f["launch_call_s"], rel=0.01)
         assert statistics.median(apart) * 1e-6 == pytest.approx(f["launch_interval_s"], rel=0.01)

@@ -123,7 +123,8 @@ def decode_trace(path, model, hw, batch=1, context=4096, *, graph=False, launch_
     eager PyTorch launches (``rl.launch.eager_kernel_times``), at ``launch_cost`` each (chapter 08's queue), or,
     with ``graph=True``, the step's fused kernels (``decode_kernel_times``) replayed as a CUDA graph.
     Each kernel lasts its roofline time plus ``IN_KERNEL_S``; kernels are ``GRAPH_NODE_GAP_S`` apart in a graph,
-    at least ``STREAM_GAP_S`` on a stream. GEMMs carry their operator (aten::mm) and shapes, as ``record_shapes=True`` records.
+    at least ``STREAM_GAP_S`` on a stream. GEMMs carry their operator (aten::mm) and shapes, as
+    ``record_shapes=True`` records.
 
     Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     m = get_model(model)

@@ -262,7 +262,7 @@ class Trace:
         by_thread = {}
         for x in sorted(self.launches, key=lambda x: x.start):
             by_thread.setdefault((x.pid, x.tid), []).append(x.start)
-        apart = [b - a for starts in by_thread.values() for a, b in zip(starts, starts[1:])]
+        apart = [b - a for starts in by_thread.values() for a, b in zip(starts, starts[1:], strict=False)]
         return LaunchStats(
             len(durations), statistics.median(durations) if durations else None,
             # a 10 us kernel is not short: microseconds times 1e-6 land a hair under 1e-5
