@@ -15,8 +15,9 @@ HAND = {
     # 8 rows: 2 x 8 x 14336 x 4096 FLOPs over 2 x (8 x 4096 + 4096 x 14336 + 8 x 14336) bytes = 8.0 FLOP/byte,
     # far under the ridge's 295: memory
     "15.predict_graph_decode": "memory",
-    # launches at 7 us set the pace: the window is 1000 x 7 us + the last 4 us kernel; busy 1000 x 4 us
-    "15.predict_launch_bound": 1000 * 4e-6 / (1000 * 7e-6 + 4e-6),
+    # launches at 7 us set the pace: kernel i starts at 7 (i + 1) us, so the trace's window runs from 7 us to
+    # 7000 + 4 us: 999 x 7 + 4 = 6997 us; busy 1000 x 4 us
+    "15.predict_launch_bound": 1000 * 4e-6 / (999 * 7e-6 + 4e-6),
     "15.mistake_split_gap": "split gap",
     "15.mistake_nccl_rate": "waiting",
     "15.explain_sum_exceeds_busy": "streams overlap",

@@ -182,17 +182,72 @@ def test_empty_and_cpu_only_traces_are_diagnosed(tmp_path):
 def test_decode_trace_eager_vs_graph(tmp_path):
     eager = T.read(synthetic.decode_trace(tmp_path / "e.json.gz", "llama-3-8b", "H100", 1, 4096))
     graph = T.read(synthetic.decode_trace(tmp_path / "g.json.gz", "llama-3-8b", "H100", 1, 4096, graph=True))
-    kernels = rl.launch.decode_kernel_count("llama-3-8b")
-    assert eager.launch_stats().kernels == graph.launch_stats().kernels == kernels == 387
-    # eager: the CPU's 23.6 us per launch sets the pace: the window is about 387 x 23.6 us
-    assert eager.window_s == pytest.approx(387 * rl.launch.EAGER_CPU_PER_KERNEL_S, rel=0.1)
+    # eager PyTorch's kernels, counted by hand from gpt-fast's model.py (rl.launch.EAGER_KERNELS): per layer 8 (norm)
+    # + 1 (QKV) + 18 (RoPE) + 2 (cache) + 4 (attention) + 1 + 1 + 8 + 2 (w1, w3) + 2 + 1 + 1 = 49; 32 layers, then
+    # the embedding, the final norm's 8, the LM head and 10 per step: 1588. The graph replays the 387 fused ones.
+    assert eager.launch_stats().kernels == 49 * 32 + 1 + 8 + 1 + 10 == 1588
+    assert graph.launch_stats().kernels == rl.launch.decode_kernel_count("llama-3-8b") == 12 * 32 + 3
+    # eager: the CPU's 23.6 us per launch sets the pace: the window is about 1588 x 23.6 us; a 7 us call each
+    assert eager.window_s == pytest.approx(1588 * 23.6e-6, rel=0.02)
+    s = eager.launch_stats()
+    assert s.launch_cpu_s == pytest.approx(7e-6) and s.launch_interval_s == pytest.approx(23.6e-6)
     assert eager.diagnose().bottleneck == "overhead" and graph.diagnose().bottleneck == "memory"
-    # every GEMM of the simulated step runs at its roofline time: on the roof, on the memory side at batch 1
+    # the graph: 386 boundaries of 0.06 us idle, each kernel its roofline time plus 5 - 0.06 us
+    times = rl.launch.decode_kernel_times("llama-3-8b", "H100", 1, 4096)
+    assert graph.idle_s == pytest.approx(386 * 0.06e-6, abs=1e-9)  # times written to the picosecond
+    assert graph.busy_s == pytest.approx(sum(times) + 387 * 4.94e-6, rel=1e-6)
+    # the LM head (1 x 128256 x 4096 bf16): its weights, input and output read or written once at 3.35 TB/s
+    lm_bytes = 2 * (4096 * 128256 + 4096 + 128256)
     placed = graph.placed()
-    assert len(placed) == 4 * 32 + 1
-    assert all(p.side == "memory" and p.share_of_roof == pytest.approx(1, rel=1e-6) for p in placed)
-    busy = sum(rl.launch.decode_kernel_times("llama-3-8b", "H100", 1, 4096))
-    assert graph.busy_s == pytest.approx(busy, rel=1e-6)
+    assert len(placed) == 4 * 32 + 1 and all(p.side == "memory" for p in placed)
+    assert placed[0].share_of_roof == pytest.approx((lm_bytes / 3.35e12) / (lm_bytes / 3.35e12 + 4.94e-6))
+
+
+def test_graph_boundary_as_the_published_graph_replay_shows_it():
+    """The synthetic graph's gap per boundary, and the part of the boundary cost it puts inside the kernels, from
+    the raw events of the published graph replay: 25.5 us idle over 433 boundaries; an RMSNorm of 32 x 2880 bf16
+    (0.4 MB, 0.07 us at 5.3 TB/s) lasting 5.8 us at least."""
+    ev = sorted((e for e in raw(published("gfx950-vllm-decode-cudagraph.json.gz"))
+                 if e.get("cat") in ("kernel", "gpu_memcpy")), key=lambda e: e["ts"])
+    gaps = [b["ts"] - (a["ts"] + a["dur"]) for a, b in zip(ev, ev[1:], strict=False)]
+    assert len(gaps) == 433 and min(gaps) >= 0
+    assert round(sum(gaps) / len(gaps), 2) * 1e-6 == pytest.approx(synthetic.GRAPH_NODE_GAP_S)
+    assert sum(g < 0.002 for g in gaps) == 430  # the rest: where eager work meets the graph
+    norms = [e["dur"] for e in ev if "Rmsnorm2dFwd" in e["name"]]
+    assert len(norms) == 49 and min(norms) > 5.7
+    assert synthetic.IN_KERNEL_S == pytest.approx(5e-6 - 0.06e-6)
+    # the GPU: its recorded properties are an MI300X's (gfx942: 9.4, 304 CUs, 192 GiB), not a gfx950's
+    props = json.load(gzip.open(published("gfx950-vllm-decode-cudagraph.json.gz")))["deviceProperties"][0]
+    assert (props["computeMajor"], props["computeMinor"], props["numSms"]) == (9, 4, 304)
+    assert round(props["totalGlobalMem"] / 2**30) == 192  # 206,141,652,992 bytes
+
+
+def test_launch_interval_from_the_raw_runtime_events():
+    """The launch call and the time from one call to the next (same thread), by hand from the raw events: the call
+    is a few us, the interval several times it (Python and the dispatcher between the calls)."""
+    for name, key in (("b200-vllm-gptoss-prefill-eager.json.gz", "overhead"),
+                      ("h100-qwen1.5-0.5b-forward.json.gz", "compute")):
+        calls = sorted((e for e in raw(published(name)) if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                        and "launch" in e["name"].lower()), key=lambda e: e["ts"])
+        threads = {}
+        for e in calls:
+            threads.setdefault((e["pid"], e["tid"]), []).append(e["ts"])
+        apart = [b - a for ts in threads.values() for a, b in zip(ts, ts[1:], strict=False)]
+        f = T.PUBLISHED[key].figures
+        assert statistics.median(e["dur"] for e in calls) * 1e-6 == pytest.approx(f["launch_call_s"], rel=0.01)
+        assert statistics.median(apart) * 1e-6 == pytest.approx(f["launch_interval_s"], rel=0.01)
+        assert f["launch_interval_s"] > 4 * f["launch_call_s"]
+
+
+def test_split_gap_threshold_is_a_parameter(tmp_path):
+    path = synthetic.write_trace(tmp_path / "s.json", [dict(name="k1", start=0, duration=1e-3),
+                                                       dict(name="k2", start=0.051, duration=1e-3)])
+    assert T.read(path).split_gaps == []  # 50 ms: under the default 0.1 s, idle time
+    t = T.read(path, split_gap_s=0.02)
+    assert t.split_gaps == [(pytest.approx(1e-3), pytest.approx(0.05))] and t.busy_share == pytest.approx(1)
+    for bad in (0, -1, float("nan"), "0.1"):
+        with pytest.raises(ValueError, match="split_gap_s"):
+            T.read(path, split_gap_s=bad)
 
 
 # ---------------------------------------------------------------- published traces, recomputed from the raw JSON
@@ -315,6 +370,12 @@ def test_own_trace(tmp_path):
         assert t.busy_share > 0
     else:
         assert t.diagnose().bottleneck == "cpu"
+    # torch.profiler.schedule: the warm-up round is thrown away, each recorded round marked ProfilerStep#N
+    assert [a.name for a in t.annotations if a.where == "cpu"] == ["ProfilerStep#1", "ProfilerStep#2"]
+    cold = T.profile_matmuls(tmp_path / "cold.json", sizes=(32,), repeats=2, warmup=0)
+    assert len(cold.gemms()) == 2 and not [a for a in cold.annotations if a.name.startswith("ProfilerStep")]
+    with pytest.raises(ValueError, match="warmup"):
+        T.profile_matmuls(tmp_path / "bad.json", sizes=(32,), warmup=-1)
     d = T.profile_decode(tmp_path / "decode.json", steps=1, context=64)
     assert any(g.op == "aten::mm" and g.n == T.own.TINY_LLAMA["vocab_size"] for g in d.gemms())  # the LM head
 
@@ -378,8 +439,13 @@ def measured_figures(key):
     s, cats = t.launch_stats(), t.time_by_category()
     out = dict(window_s=t.window_s, busy_share=t.busy_share, kernels=s.kernels,
                short_kernels=round(s.short_share * s.kernels), median_kernel_s=s.median_s,
+               launch_call_s=s.launch_cpu_s, launch_interval_s=s.launch_interval_s,
                communication_s=t.communication_s, communication_hidden_s=t.communication_overlapped_s,
                elementwise_s=cats["elementwise/normalisation"], gemm_s=cats["GEMM"])
+    out |= dict(boundaries=len(t.kernels) - 1, boundary_gap_s=t.idle_s / (len(t.kernels) - 1))
+    norms = [k.duration for k in t.kernels if "Rmsnorm2dFwd" in k.name]
+    if norms:
+        out |= dict(rmsnorm_min_s=min(norms))
     gemms = t.gemms()
     lm = [g for g in gemms if g.n in (25136, 201088) and g.k == 2880]
     if lm:

@@ -36,7 +36,7 @@ def _launch_bound_busy(kernels=1000, duration=4e-6, launch=7e-6):
     from ..measure.launch import simulate_queue
 
     q = simulate_queue([duration] * kernels, launch)
-    return q.busy / q.total
+    return q.busy / float(q.end[-1] - q.start[0])  # a trace's window: first kernel's start to last one's end
 
 
 def _overlapped_step(compute=1.0, last_bucket=0.04):
@@ -69,7 +69,8 @@ QUESTIONS = [
              "launched asynchronously at 7 us apiece. What share of the window will a trace show the GPU busy?",
              _launch_bound_busy, rtol=0.02,
              hints=("which is slower, a launch or a kernel? That one sets the pace of the window",
-                    "busy = 1000 x 4 us; window = 1000 launches of 7 us, plus the last kernel")),
+                    "busy = 1000 x 4 us; a trace's window runs from the first kernel's start (after the first "
+                    "launch, at 7 us) to the last one's end: 999 launches of 7 us, plus the last kernel")),
     Question("15.mistake_split_gap", "Find the mistake: \"SGLang's decode trace shows the GPU busy 2 % of its 474 ms "
              "window: the engine is overhead-bound.\" The trace holds one gap of 463 ms. What is wrong: "
              "'split gap', 'launch cost', 'streams overlap' or 'nothing'?", lambda: "split gap", kind="choice",

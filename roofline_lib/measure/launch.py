@@ -47,7 +47,10 @@ GRAPH_REPLAY_CPU_S = 2.5e-6
 # Eager PyTorch on the CPU, per kernel-launching operator: Python and the dispatcher (Horace He, "Making Deep
 # Learning Go Brrrr": "we can only get 280 thousand operations per second", 3.6 us each) plus the CUDA launch
 # call, "between 5-20 microseconds" in PyTorch traces (Meta's HolisticTraceAnalysis docs). The upper end is used:
-# the only eager decoder measured here (gpt-fast's 25.5 tok/s, chapter 08) needs it.
+# the only eager decoder measured here (gpt-fast's 25.5 tok/s, chapter 08) needs it. The sum is what counts; its
+# split is not a measurement: the published traces of chapter 15 show the launch call itself at 3 to 10 us and
+# the rest of the interval between calls (19 us on a Hugging Face forward, 84 us on vLLM with stacks) spent
+# outside it, in the framework.
 EAGER_CPU_PER_KERNEL_S = 3.6e-6 + 20e-6
 
 # Parts of a decode step that run once per step, not once per layer (each part's kind says which).

@@ -110,7 +110,8 @@ def diagnose(trace, hw=None):
                 + (f"{stats.kernels} kernels, median {eng(stats.median_s, 's')}, {stats.short_share:.0%} under 10 us"
                    if stats.kernels else "no kernels, only copies")
                 + (f"; {stats.launches} launch calls, median {eng(stats.launch_cpu_s, 's')} of CPU each"
-                   if stats.launches else "")]
+                   if stats.launches else "")
+                + (f", one every {eng(stats.launch_interval_s, 's')}" if stats.launch_interval_s else "")]
     notes = []
     placed_gemm = placed_attention = 0.0
     if chip is None:

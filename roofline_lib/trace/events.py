@@ -95,12 +95,14 @@ def _collective(args):
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """A runtime call that launched GPU work, and how long the CPU spent in it."""
+    """A runtime call that launched GPU work, how long the CPU spent in it, and the thread that made it."""
 
     name: str
     start: float
     duration: float
     correlation: object
+    pid: object = None
+    tid: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +214,7 @@ def read_events(path):
         elif cat in RUNTIME_CATEGORIES:
             runtime[args.get("correlation")] = e
             if LAUNCH_MARK in name.lower():
-                launches.append(Launch(name, *s(e), args.get("correlation")))
+                launches.append(Launch(name, *s(e), args.get("correlation"), e.get("pid"), e.get("tid")))
         elif cat in GPU_CATEGORIES:
             gpu.append((e, args))
         elif cat in ("user_annotation", "gpu_user_annotation"):

@@ -5,6 +5,12 @@ CPU through PyTorch's CPU build), written as a Kineto trace and read back with `
     t = rl.trace.profile_matmuls("matmuls.json", sizes=(64, 256, 1024))
     t = rl.trace.profile_decode("decode.json", batch=1, context=256, steps=3)   # a small Llama, TINY_LLAMA
 
+The first steps of any workload are not like the rest: memory is allocated, libraries pick their kernels, and the
+profiler starts itself up. ``torch.profiler.schedule(wait, warmup, active)`` keeps them out of the trace: it skips
+``wait`` steps, runs the profiler through ``warmup`` steps and throws those away, then records ``active`` steps
+(the loop calls ``prof.step()`` after each). Both helpers do that with ``warmup`` steps (default 1);
+``warmup=0`` records from the first call, artefact included.
+
 Without PyTorch they raise ModuleNotFoundError with the command that installs it
 (``rl.measure.device.torch_status()`` says so without raising).
 """
@@ -46,24 +52,36 @@ def _quiet_native_stderr():
         os.close(null)
 
 
-def _profile(torch, device, work, path, steps):
+def _profile(torch, device, work, path, steps, warmup):
     activities = [torch.profiler.ProfilerActivity.CPU]
     if device.startswith("cuda"):
         activities.append(torch.profiler.ProfilerActivity.CUDA)
-    work()  # once outside the profile: first-call costs (allocation, kernel selection) are not the workload's
-    with _quiet_native_stderr(), torch.profiler.profile(activities=activities, record_shapes=True) as prof:
-        for _ in range(steps):
+    warmup = _warmup(warmup)
+    # warm-up steps run under the profiler and are thrown away: first-call costs (allocation, kernel selection,
+    # the profiler's own start) stay out of the recorded steps (with warmup=0 everything is recorded)
+    schedule = torch.profiler.schedule(wait=0, warmup=warmup, active=steps, repeat=1) if warmup else None
+    with _quiet_native_stderr(), torch.profiler.profile(activities=activities, record_shapes=True,
+                                                        schedule=schedule) as prof:
+        for _ in range(warmup + steps):
             work()
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            prof.step()
     path = Path(path)
     prof.export_chrome_trace(str(path))
     return read(path)
 
 
-def profile_matmuls(path, sizes=(64, 256, 1024), *, dtype="fp32", device=None, repeats=3):
-    """Profile ``repeats`` square matmuls of each size in ``sizes`` on ``device`` (default: a GPU where there
-    is one, else the CPU) and return the trace read back from ``path``.
+def _warmup(warmup):
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a whole number of steps >= 0 (0 records from the first call), got {warmup!r}")
+    return warmup
+
+
+def profile_matmuls(path, sizes=(64, 256, 1024), *, dtype="fp32", device=None, repeats=3, warmup=1):
+    """Profile ``repeats`` rounds of square matmuls of each size in ``sizes`` on ``device`` (default: a GPU where
+    there is one, else the CPU), after ``warmup`` rounds the profiler throws away (``torch.profiler.schedule``),
+    and return the trace read back from ``path``.
 
     Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
     torch = _torch()
@@ -78,15 +96,15 @@ def profile_matmuls(path, sizes=(64, 256, 1024), *, dtype="fp32", device=None, r
         for a, b in pairs:
             torch.mm(a, b)
 
-    return _profile(torch, device, work, path, positive("repeats", repeats, integer=True))
+    return _profile(torch, device, work, path, positive("repeats", repeats, integer=True), warmup)
 
 
-def profile_decode(path, model=None, *, batch=1, context=256, steps=3, device=None, dtype="fp32"):
+def profile_decode(path, model=None, *, batch=1, context=256, steps=3, device=None, dtype="fp32", warmup=1):
     """Profile ``steps`` decode steps of ``model`` (random weights in its shapes, ``rl.measure.DecodeModel``) on
-    ``device`` and return the trace read back from ``path``. ``model``: a name, a config dict, or (None)
-    ``TINY_LLAMA``."""
+    ``device``, after ``warmup`` steps the profiler throws away, and return the trace read back from ``path``.
+    ``model``: a name, a config dict, or (None) ``TINY_LLAMA``."""
     m = DecodeModel(TINY_LLAMA if model is None else model, batch, context, device=device, dtype=dtype)
-    return _profile(m.torch, m.device, m.step, path, positive("steps", steps, integer=True))
+    return _profile(m.torch, m.device, m.step, path, positive("steps", steps, integer=True), warmup)
 
 
 __all__ = ["TINY_LLAMA", "profile_decode", "profile_matmuls"]

@@ -26,19 +26,27 @@ PUBLISHED = {
         "b200-vllm-gptoss-prefill-eager.json.gz", TRACELENS + "b200/eager_trace.json.gz",
         "8 x B200, vLLM v1 in eager mode, tensor parallel 8, gpt-oss-120b's shapes, a prefill of 888 tokens",
         {"window_s": 84.5e-3, "busy_share": 0.14, "kernels": 768, "short_kernels": 585, "median_kernel_s": 6.3e-6,
+         # the launch calls' median, and the median time from one call to the next on the launching thread
+         "launch_call_s": 6.86e-6, "launch_interval_s": 83.6e-6,
          "communication_s": 2.14e-3, "communication_hidden_s": 0.0,
          # the LM head for the last token: 1 x 25136 x 2880 (the vocabulary split 8 ways), bf16
          "lm_head_s": 33.5e-6, "lm_head_bytes_per_s": 4.32e12}),
     "memory": PublishedTrace(
         "gfx950-vllm-decode-cudagraph.json.gz", TRACELENS + "inference/vllm_decode_full/graph_execution.json.gz",
-        "an AMD gfx950 GPU (MI355X class), vLLM decode of batch 32 replayed as one full graph, an MXFP4 MoE",
+        # the folder's name says gfx950, but the trace's deviceProperties (compute capability 9.4, 304 compute units,
+        # 192 GiB) are an MI300X's (gfx942); vLLM only asks, in its stack, whether it runs on a gfx950
+        "an AMD Instinct GPU recording an MI300X's properties (304 CUs, 192 GiB), vLLM decode of batch 32 replayed "
+        "as one full graph, an MXFP4 MoE",
         {"window_s": 10.74e-3, "busy_share": 1.00, "kernels": 425,
+         # between consecutive GPU activities: 433 boundaries, a mean 0.059 us idle each; the shortest of its 49
+         # RMSNorms (32 x 2880 bf16, 0.4 MB)
+         "boundaries": 433, "boundary_gap_s": 0.059e-6, "rmsnorm_min_s": 5.8e-6,
          # the LM head outside the graph: 32 x 201088 x 2880, bf16
          "lm_head_s": 277e-6, "lm_head_bytes_per_s": 4.23e12}),
     "compute": PublishedTrace(
         "h100-qwen1.5-0.5b-forward.json.gz", TRACELENS + "h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
         "H100 80GB HBM3, a Hugging Face forward pass of Qwen1.5-0.5B-Chat on 16 x 559 tokens",
-        {"window_s": 49.7e-3, "busy_share": 0.92,
+        {"window_s": 49.7e-3, "busy_share": 0.92, "launch_call_s": 3.33e-6, "launch_interval_s": 18.9e-6,
          # the MLP's gate and up projections, 8944 x 2816 x 1024 in bf16, 48 of them: their median rate
          "mlp_gemms": 48, "mlp_flops_per_s": 616e12, "elementwise_s": 28.8e-3, "gemm_s": 12.8e-3}),
     "communication": PublishedTrace(

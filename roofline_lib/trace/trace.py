@@ -18,6 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core.checks import positive
 from ..roofline.bounds import attainable_flops
 from ..roofline.workloads import attention as attention_workload
 from ..roofline.workloads import matmul
@@ -30,7 +31,9 @@ from .gemms import attention_shape, dtype_of, mnk
 
 # A gap in GPU activity this long is reported apart, as where a trace was split or the profiler paused, not
 # counted as idle time: the longest gap in a working step of the course's published traces is 16 ms (a data
-# loader), the one split 463 ms.
+# loader), the one split 463 ms. A default, not a law: a real stall as long (a slow data loader, a checkpoint,
+# a serving engine waiting for requests) would be hidden by it, and a pause shorter counted as idle, so
+# read(path, split_gap_s=...) sets it per trace.
 SPLIT_GAP_S = 0.1
 SHORT_KERNEL_S = 10e-6  # kernels under this are about as short as a launch: overhead-prone
 # the element types PyTorch's distributed layer names on a collective, in bytes
@@ -40,14 +43,17 @@ WIRE_DTYPE_BYTES = {"float": 4, "double": 8, "half": 2, "bfloat16": 2, "int8_t":
 
 @dataclass(frozen=True)
 class LaunchStats:
-    """The kernels' count, median duration and share under 10 us; the CPU's launch calls, their count and
-    median duration (None where the trace recorded no launch calls)."""
+    """The kernels' count, median duration and share under 10 us; the CPU's launch calls, their count, median
+    duration, and the median time from one call's start to the next one's on the same thread (None where the
+    trace recorded no launch calls, or no two on one thread). The call is only part of a launch's CPU cost: the
+    time between calls is the framework's (Python, the dispatcher, the allocator), and the interval holds both."""
 
     kernels: int
     median_s: float | None
     short_share: float | None
     launches: int
     launch_cpu_s: float | None
+    launch_interval_s: float | None = None
 
 
 class _Rates:
@@ -151,9 +157,11 @@ class Trace:
     """What a profiler trace recorded (``read(path)`` makes one): ``kernels`` (every GPU activity, kernels,
     copies and memsets, in start order, seconds from the trace's first event), ``launches``, ``ops`` (CPU
     operators), ``annotations``, ``counted`` (kernels with hardware FLOP counters), ``device`` (the
-    recorded ``deviceProperties`` of the first GPU, or None) and ``device_name``."""
+    recorded ``deviceProperties`` of the first GPU, or None), ``device_name``, and ``split_gap_s`` (gaps at
+    least this long are reported as splits, not idle time)."""
 
-    def __init__(self, path):
+    def __init__(self, path, split_gap_s=SPLIT_GAP_S):
+        self.split_gap_s = positive("split_gap_s", split_gap_s)
         self.path = Path(path)
         data, kernels, launches, ops, annotations, counted, skipped = read_events(path)
         props = data.get("deviceProperties")
@@ -183,10 +191,10 @@ class Trace:
 
     @property
     def split_gaps(self):
-        """The gaps in GPU activity of at least ``SPLIT_GAP_S``, as (start, length) pairs: where the trace was
-        split or the profiler paused. They are not counted as idle time, but reported."""
+        """The gaps in GPU activity of at least ``split_gap_s`` (default ``SPLIT_GAP_S``), as (start, length)
+        pairs: where the trace was split or the profiler paused. They are not counted as idle time, but reported."""
         starts, lengths = intervals.gaps(self._starts, self._ends)
-        return [(float(s), float(g)) for s, g in zip(starts, lengths, strict=True) if g >= SPLIT_GAP_S]
+        return [(float(s), float(g)) for s, g in zip(starts, lengths, strict=True) if g >= self.split_gap_s]
 
     @property
     def idle_s(self):
@@ -251,11 +259,15 @@ class Trace:
         """Kernel count, median duration, share under ``SHORT_KERNEL_S``; launch calls and their median CPU time."""
         durations = [k.duration for k in self.kernels if k.kind == "kernel"]
         launch = [x.duration for x in self.launches]
+        by_thread = {}
+        for x in sorted(self.launches, key=lambda x: x.start):
+            by_thread.setdefault((x.pid, x.tid), []).append(x.start)
+        apart = [b - a for starts in by_thread.values() for a, b in zip(starts, starts[1:], strict=False)]
         return LaunchStats(
             len(durations), statistics.median(durations) if durations else None,
             # a 10 us kernel is not short: microseconds times 1e-6 land a hair under 1e-5
             sum(d < SHORT_KERNEL_S * (1 - 1e-9) for d in durations) / len(durations) if durations else None,
-            len(launch), statistics.median(launch) if launch else None)
+            len(launch), statistics.median(launch) if launch else None, statistics.median(apart) if apart else None)
 
     # ---------------------------------------------------------------- GEMMs and the roofline
 
@@ -348,12 +360,14 @@ class Trace:
         return diagnose(self, hw)
 
 
-def read(path):
+def read(path, *, split_gap_s=SPLIT_GAP_S):
     """Read a profiler trace (Chrome-trace JSON, ``.json`` or ``.json.gz``) into a ``Trace``. A file that is not
-    one, or is cut short, raises ValueError saying so.
+    one, or is cut short, raises ValueError saying so. Gaps in GPU activity of ``split_gap_s`` seconds or more
+    are reported as where the trace was split, not counted as idle: set it above the longest stall the
+    workload really has, below the shortest pause of the profiler.
 
     Taught in chapter 15 (notebooks/15_diagnose_a_trace.ipynb)."""
-    return Trace(path)
+    return Trace(path, split_gap_s)
 
 
 __all__ = ["AttentionRow", "CollectiveRow", "GemmRow", "LaunchStats", "Placed", "SHORT_KERNEL_S", "SPLIT_GAP_S",
