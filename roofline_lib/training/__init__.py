@@ -8,7 +8,17 @@
     records     published training measurements (data/training/) beside the bound for each
 """
 
-from .flops import CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu, time_to_train
+from .flops import (
+                     CONVENTIONS,
+                     TrainingTime,
+                     convert_flops,
+                     flops_per_token,
+                     hfu,
+                     matmul_params,
+                     mfu,
+                     mixed_peak_flops,
+                     time_to_train,
+)
 from .memory import (
                      OPTIMIZERS,
                      TrainingMemory,
@@ -39,5 +49,6 @@ from .step import (
 __all__ = ["CONVENTIONS", "OPTIMIZERS", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun", "TrainingTime",
            "activation_bytes_per_layer", "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip",
            "flops_per_token", "hfu", "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu",
+           "mixed_peak_flops",
            "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
            "time_to_train", "train_step", "training_runs", "update_bytes_per_param"]

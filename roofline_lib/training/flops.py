@@ -214,6 +214,23 @@ def hfu(model, hw, tokens_per_s_per_chip, seq_len, *, dtype="bf16", recompute="n
     return rate * flops_per_token(model, seq_len, causal=causal, recompute=recompute) / _peak(hw, dtype)
 
 
+def mixed_peak_flops(model, hw, seq_len, *, matmul_dtype="fp8", other_dtype="bf16"):
+    """The peak an FP8 (or other low-precision) run can reach on ``hw``: the FLOP-weighted harmonic mean of the
+    peaks, with the layers' weight matmuls at ``matmul_dtype`` and the rest of the causal count (attention's score
+    and value matmuls, the LM head) at ``other_dtype``: the causal FLOPs per token over the time they take at
+    those peaks. FP8 recipes keep attention and the output head in bf16 (DeepSeek-V3 technical report,
+    arXiv:2412.19437, Sec. 3.3: "the embedding module, the output head, MoE gating modules, normalization
+    operators, and attention operators"); memory-bound work is not in the count at all. An FP8 run's MFU against
+    this peak says how close it came to what its formats allow; against the FP8 peak it reads low, against the
+    bf16 peak high. Vectorised in seq_len.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
+    m, T = get_model(model), _seq_len(seq_len)
+    low = 6 * _layer_matmul_params(m) + 0 * T  # the layers' weight matmuls, forward and backward
+    total = _course(m, T, True, "none")
+    return total / (low / _peak(hw, matmul_dtype) + (total - low) / _peak(hw, other_dtype))
+
+
 class TrainingTime(typing.NamedTuple):
     """How long a training run takes: wall-clock seconds and days, and chip-hours (what a bill counts)."""
 
@@ -241,4 +258,4 @@ def time_to_train(model, hw, tokens, n_chips, seq_len, *, mfu, dtype="bf16", con
 
 
 __all__ = ["CONVENTIONS", "RECOMPUTE", "TrainingTime", "convert_flops", "flops_per_token", "hfu", "matmul_params",
-           "mfu", "time_to_train"]
+           "mfu", "mixed_peak_flops", "time_to_train"]
