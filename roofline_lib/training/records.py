@@ -156,7 +156,9 @@ def load_measurements(path):
 
 
 def published_measurements(directory=TRAINING_DIR):
-    """Every record in ``directory`` (default ``data/training/``), ids unique across files."""
+    """Every record in ``directory`` (default ``data/training/``), ids unique across files.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     out, seen = [], {}
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         for rec in load_measurements(path):
