@@ -72,3 +72,16 @@ def test_offloading_a_llama_3_8b_layer_over_pcie_and_c2c_by_hand():
 def test_offload_refuses_a_missing_link():
     with pytest.raises(ValueError, match="link_bandwidth"):
         practice.activation_offload("llama-3-8b", "H100 SXM5", 1, 4096, link_bandwidth=0)
+
+
+def test_an_fp8_record_is_read_against_the_mixed_peak():
+    # NeMo 25.11's Llama 3 8B on H100 in FP8: 744 TFLOP/s per GPU in the causal count at 8,192 tokens
+    rows = {c.id: c for c in training.measured_vs_predicted()}
+    nemo = rows["nemo2511-dgx-h100-llama3_8b-fp8-cs"]
+    fp8_part, bf16_part = 6 * LAYERS_8B, 6 * HEAD_8B + 6 * 32 * 32 * 128 * 8192
+    mixed = (fp8_part + bf16_part) / (fp8_part / 1978.9e12 + bf16_part / 989.4e12)
+    assert nemo.mfu_mixed_peak == pytest.approx(744e12 / mixed, rel=1e-3)
+    assert nemo.mfu == pytest.approx(744e12 / 1978.9e12, rel=1e-3)
+    assert nemo.mfu < nemo.mfu_mixed_peak < nemo.mfu_bf16_peak
+    bf16 = rows["fmsfsdp-llama2-7b-a100-128gpu"]
+    assert bf16.mfu_mixed_peak == bf16.mfu

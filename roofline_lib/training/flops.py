@@ -185,8 +185,9 @@ def _hw_second(name, hw, others, new_order):
 def mfu(model, hw, tokens_per_s_per_chip, seq_len, *, dtype="bf16", convention="causal"):
     """Model FLOPs utilisation of a training run: model FLOPs per token x tokens/s per chip / the chip's dense
     peak for ``dtype``: the FLOPs the model needs (no recomputation), not those the hardware ran. The course
-    counts attention causal (what a decoder needs); ``convention="palm"`` (or "model") gives PaLM's MFU, full
-    attention.
+    counts attention causal (what a decoder needs): MFU (causal); ``convention="palm"`` gives MFU (PaLM), PaLM's
+    count (every parameter, attention full; "model" counts attention full but leaves the embedding out). For an FP8
+    run divide by ``mixed_peak_flops`` rather than either peak alone.
 
     The same quantity as ``rl.mfu`` (FLOPs / seconds / peak), from what a training log reports: a token rate
     and a model, counted in a named convention. ``rl.mfu(workload, seconds, hw)`` takes a Workload and a measured
