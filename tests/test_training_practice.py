@@ -85,3 +85,12 @@ def test_an_fp8_record_is_read_against_the_mixed_peak():
     assert nemo.mfu < nemo.mfu_mixed_peak < nemo.mfu_bf16_peak
     bf16 = rows["fmsfsdp-llama2-7b-a100-128gpu"]
     assert bf16.mfu_mixed_peak == bf16.mfu
+
+
+def test_a_moe_router_stays_in_bf16_in_the_mixed_peak():
+    # Mixtral-8x7B (config.json): h 4096, 32 layers, 32 / 8 heads of 128, 8 experts of 14,336, 2 per token, vocab 32,000
+    attention = 2 * 4096 * 32 * 128 + 2 * 4096 * 8 * 128
+    fp8_part = 6 * 32 * (attention + 2 * 3 * 4096 * 14336)
+    bf16_part = 6 * 32 * 4096 * 8 + 6 * 32000 * 4096 + 6 * 32 * 32 * 128 * 4096  # router, LM head, attention
+    by_hand = (fp8_part + bf16_part) / (fp8_part / 1978.9e12 + bf16_part / 989.4e12)
+    assert training.mixed_peak_flops("mixtral-8x7b", "H100 SXM5", 4096) == pytest.approx(by_hand, rel=1e-4)

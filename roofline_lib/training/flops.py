@@ -227,7 +227,10 @@ def mixed_peak_flops(model, hw, seq_len, *, matmul_dtype="fp8", other_dtype="bf1
 
     Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     m, T = get_model(model), _seq_len(seq_len)
-    low = 6 * _layer_matmul_params(m) + 0 * T  # the layers' weight matmuls, forward and backward
+    layers = _layer_matmul_params(m)
+    if m.moe:  # a MoE's router stays in high precision too (the report's "MoE gating modules")
+        layers -= m.moe_layers * m.hidden_size * m.moe.num_experts
+    low = 6 * layers + 0 * T  # the layers' weight matmuls, forward and backward
     total = _course(m, T, True, "none")
     return total / (low / _peak(hw, matmul_dtype) + (total - low) / _peak(hw, other_dtype))
 
