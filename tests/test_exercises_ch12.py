@@ -16,6 +16,15 @@ QWEN3 = 36 * (4096 * 32 * 128 + 2 * 4096 * 8 * 128 + 32 * 128 * 4096 + 3 * 4096 
 # Llama-3.1-70B: h 8192, 80 layers, 64 query / 8 KV heads of 128, MLP 28,672, vocabulary 128,256 (untied)
 W70 = 80 * (8192 * 64 * 128 + 2 * 8192 * 8 * 128 + 64 * 128 * 8192 + 3 * 8192 * 28672) + 128256 * 8192
 P70 = W70 + 128256 * 8192 + 80 * 2 * 8192 + 8192
+# Llama-3.1-70B's FP8 run at 8,192 tokens: the layers' weights at the H100 SXM5's dense FP8 1,978.9 TFLOP/s, the LM
+# head and causal attention (6 L H d s per token) at its dense bf16 989.4
+FP8_PART, BF16_PART = 6 * (W70 - 128256 * 8192), 6 * 128256 * 8192 + 6 * 80 * 64 * 128 * 8192
+MIXED_70B = (FP8_PART + BF16_PART) / (FP8_PART / 1978.9e12 + BF16_PART / 989.4e12)
+# Llama-3-8B layer, FlashAttention, 16-bit, per token: norms' and blocks' inputs 8 h, Q K V O 2 (32 + 8 + 8 + 32) 128,
+# log-sum-exp 4 x 32, the MLP's SiLU input, up projection and product 6 i; forward 2 x the layer's weights + 2 H d s
+KEPT_PER_TOKEN = 8 * 4096 + 2 * 80 * 128 + 4 * 32 + 6 * 14336  # 139,392 B
+LAYER_8B = 2 * 4096 * 32 * 128 + 2 * 4096 * 8 * 128 + 3 * 4096 * 14336  # 218,103,808 weights
+HIDES_AT = (KEPT_PER_TOKEN * 795e12 / 64e9 - 2 * LAYER_8B) / (2 * 32 * 128)  # 158,118 tokens
 
 HAND = {
     "12.flops_per_token_qwen3": 6 * QWEN3 + 6 * 36 * 32 * 128 * 4096,
@@ -27,8 +36,10 @@ HAND = {
                              + 4 * 96 * 12288 * S) / (6 * (96 * 12 * 12288**2 + 50257 * 12288) + 12 * 96 * 12288 * S),
     "12.gpt3_activations_tp8": S * 12288 * (10 + 24 / 8 + 5 * 96 * S / (12288 * 8)),
     "12.gpu_hours_7b": 2e12 * (6 * LLAMA2_7B + 6 * 32 * 32 * 128 * 4096) / (0.4 * 312e12) / 3600,
-    "12.peak_slip": "the peak",
-    "12.explain_h100_mfu": "ridge",
+    "12.peak_slip": 1.04 * 312 / 989.4,  # the A100's dense bf16 peak swapped for the H100 SXM5's
+    "12.fp8_mixed_mfu": 800e12 / MIXED_70B,
+    "12.accumulation_405b": 16777216 / 8192 / (16384 / (8 * 16)),  # 2,048 sequences over 128 replicas: 16
+    "12.offload_hides_at": HIDES_AT,
 }
 
 test_hand_values, test_every_question_has_a_hand_value = chapter_tests("12", HAND)

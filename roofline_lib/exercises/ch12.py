@@ -2,7 +2,16 @@
 
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
-from ..training import activation_bytes_per_layer, flops_per_token, matmul_params, memory, time_to_train
+from ..training import (
+    accumulation_steps,
+    activation_bytes_per_layer,
+    activation_offload,
+    flops_per_token,
+    matmul_params,
+    memory,
+    mixed_peak_flops,
+    time_to_train,
+)
 from .core import Question
 
 
@@ -42,9 +51,30 @@ def _gpu_hours_7b():
 
 
 def _peak_slip():
-    # nanoGPT's estimate_mfu divides by 312e12, the A100's bf16 peak, whatever the chip: on an H100 a run at
-    # 325 TFLOP/s of model FLOPs reads 104 %. The FLOPs per token (6N + 12 L H Q T) are a published convention.
-    return "the peak"
+    # nanoGPT's estimate_mfu divides by 312e12, the A100's bf16 peak, whatever the chip: on an H100 the same model
+    # FLOP/s over the H100's own dense bf16 peak is the run's MFU
+    return float(1.04 * get_accelerator("A100 80GB SXM4").peak_flops("bf16")
+                 / get_accelerator("H100 SXM5").peak_flops("bf16"))
+
+
+def _fp8_mixed_mfu():
+    return float(800e12 / mixed_peak_flops("llama-3.1-70b", "H100 SXM5", 8192))
+
+
+def _accumulation_405b():
+    dp = 16384 // (8 * 16)  # TP 8 x PP 16 (CP 1): the rest of the chips are data-parallel replicas
+    return float(accumulation_steps(16777216 // 8192, 1, dp))
+
+
+def _offload_hides_at():
+    """The sequence length at which a Llama-3-8B layer's activations, copied over PCIe Gen5 one way (64 GB/s), take
+    as long as the layer's forward at 795 TFLOP/s. Per token the copy is a constant c and the forward a + b s (the
+    weights, then attention): two lengths give a and b, and c = a + b s gives s."""
+    s1, s2 = 4096, 8192
+    o1, o2 = (activation_offload("llama-3-8b", "H100 SXM5", 1, s, flops_per_s=795e12) for s in (s1, s2))
+    b = (o2.forward_s / s2 - o1.forward_s / s1) / (s2 - s1)
+    a = o1.forward_s / s1 - b * s1
+    return float((o1.copy_s / s1 - a) / b)
 
 
 QUESTIONS = [
@@ -86,21 +116,32 @@ QUESTIONS = [
              hints=("tokens x FLOPs per token = the work; one chip does 0.4 x its dense bf16 peak per second",
                     "2e12 x rl.training.flops_per_token('llama-2-7b', 4096, causal=True) / (0.4 x 312e12) / 3600")),
     Question("12.peak_slip", "Find the mistake: a training script prints 'MFU 104 %' on an H100 SXM5. It counts "
-             "6N + 12 L H Q T FLOPs per token and divides by 312 TFLOP/s. Which is wrong: 'the peak', 'the FLOPs per "
-             "token' or 'nothing'?", _peak_slip, kind="choice", choices=("the peak", "the FLOPs per token", "nothing"),
-             hints=("MFU above 1 means the denominator is not this chip's",
-                    "312 TFLOP/s is an A100's dense bf16 peak; an H100 SXM5's is 989.4"),
-             why={"the FLOPs per token": "6N + 12 L H Q T is PaLM's published count (it counts attention full, so "
-                                         "it is a little high for a causal model, but not three times).",
-                  "nothing": "an MFU above 1 is impossible: the run cannot beat the chip's peak."}),
-    Question("12.explain_h100_mfu", "Explain: the same 7B training step reaches a lower MFU bound on an H100 SXM5 "
-             "than on an A100 80GB. The main reason: 'ridge' (the memory-bound kernels weigh more where the ridge "
-             "point is higher), 'capacity' (less memory per FLOP), 'communication' or 'clock'?",
-             lambda: "ridge", kind="choice", choices=("ridge", "capacity", "communication", "clock"),
-             hints=("the matmuls speed up 3.2x from A100 to H100; what speeds up only 1.6x?",
-                    "norms, activations and the optimizer run at the memory roof: 2.04 -> 3.35 TB/s"),
-             why={"capacity": "both chips hold 80 GB; memory capacity sets what fits, not the time of a step.",
-                  "communication": "the question is one chip's step: no link in it.",
-                  "clock": "the bound divides by the datasheet peaks, clocks included: what moves it is the ratio "
-                           "of peak to bandwidth."}),
+             "PaLM's 6N + 12 L H Q T FLOPs per token and divides by 312 TFLOP/s. What should it print as the run's "
+             "MFU (PaLM)? Answer as a fraction.", _peak_slip, unit="",
+             hints=("an MFU above 1 means the denominator is not this chip's peak; PaLM's count itself is a published "
+                    "convention",
+                    "312 TFLOP/s is an A100's dense bf16 peak: scale 1.04 by 312 over the H100 SXM5's dense bf16 "
+                    "peak (hw.peak_flops('bf16'))")),
+    Question("12.fp8_mixed_mfu", "Find the mistake: a log reports 'MFU 81 %' for an FP8 run of Llama-3.1-70B "
+             "(8,192-token sequences) on H100 SXM5s: 800 TFLOP/s per GPU of causal model FLOPs over the bf16 peak. "
+             "What is its MFU (causal) against the peak its formats allow (the layers' weight matmuls in FP8; "
+             "attention and the LM head in bf16)? Answer as a fraction.", _fp8_mixed_mfu, unit="",
+             hints=("neither the bf16 nor the FP8 peak: weigh each peak by the FLOPs that run at it",
+                    "the mixed peak is the causal FLOPs per token over (6 x the layers' weights / FP8 peak + the rest "
+                    "/ bf16 peak); rl.training.mixed_peak_flops computes it")),
+    Question("12.accumulation_405b", "Design: Llama 3 405B trained on 16,777,216 tokens per step in 8,192-token "
+             "sequences on 16,384 H100s with TP 8 and PP 16 (no context parallelism). With micro-batches of one "
+             "sequence, how many micro-batches does each data-parallel replica run per optimizer step?",
+             _accumulation_405b, unit="micro-batches",
+             hints=("global batch = micro-batch x accumulation x data-parallel replicas, all in sequences",
+                    "the replicas are the chips over TP x PP; the global batch is the tokens per step over the "
+                    "sequence length")),
+    Question("12.offload_hides_at", "Predict, then check: section 7 showed that over PCIe Gen5 (64 GB/s one way) "
+             "only 27 % of a Llama-3-8B layer's activations hide under its forward at 4,096 tokens (micro-batch 1, "
+             "FlashAttention, matmuls at 795 TFLOP/s). At what sequence length does all of the copy just hide? "
+             "Answer in tokens.", _offload_hides_at, unit="tokens",
+             hints=("the bytes a layer keeps grow like s; its forward's FLOPs like s (the weights) plus s^2 "
+                    "(attention)",
+                    "per token: bytes from activation_bytes_per_layer(m, 1, s) / s; FLOPs 2 x the layer's weights + "
+                    "2 H d s; solve FLOPs / 795e12 = bytes / 64e9 for s")),
 ]

@@ -5,10 +5,21 @@
     step        the step as workloads on the roofline; pipeline bubbles; data, ZeRO/FSDP, tensor, sequence,
                 pipeline and context parallel communication; train_step
     search      every parallel layout of a number of chips at once, the fastest that fit
+    practice    around a step: gradient accumulation (the batch's third factor), activation offloading
     records     published training measurements (data/training/) beside the bound for each
 """
 
-from .flops import CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu, time_to_train
+from .flops import (
+                     CONVENTIONS,
+                     TrainingTime,
+                     convert_flops,
+                     flops_per_token,
+                     hfu,
+                     matmul_params,
+                     mfu,
+                     mixed_peak_flops,
+                     time_to_train,
+)
 from .memory import (
                      OPTIMIZERS,
                      TrainingMemory,
@@ -17,6 +28,7 @@ from .memory import (
                      memory,
                      update_bytes_per_param,
 )
+from .practice import Offload, accumulation_steps, activation_offload
 from .records import (
                      TrainingRecord,
                      TrainingRun,
@@ -36,8 +48,9 @@ from .step import (
                      train_step,
 )
 
-__all__ = ["CONVENTIONS", "OPTIMIZERS", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun", "TrainingTime",
-           "activation_bytes_per_layer", "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip",
-           "flops_per_token", "hfu", "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu",
-           "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
-           "time_to_train", "train_step", "training_runs", "update_bytes_per_param"]
+__all__ = ["CONVENTIONS", "OPTIMIZERS", "Offload", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun",
+           "TrainingTime", "accumulation_steps", "activation_bytes_per_layer", "activation_offload", "bytes_per_param",
+           "compare", "convert_flops", "critical_tokens_per_chip", "flops_per_token", "hfu", "load_measurements",
+           "matmul_params", "measured_vs_predicted", "memory", "mfu", "mixed_peak_flops", "pipeline_bubble",
+           "published_measurements", "search", "step_time_split", "step_workload", "time_to_train", "train_step",
+           "training_runs", "update_bytes_per_param"]

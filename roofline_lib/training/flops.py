@@ -185,8 +185,9 @@ def _hw_second(name, hw, others, new_order):
 def mfu(model, hw, tokens_per_s_per_chip, seq_len, *, dtype="bf16", convention="causal"):
     """Model FLOPs utilisation of a training run: model FLOPs per token x tokens/s per chip / the chip's dense
     peak for ``dtype``: the FLOPs the model needs (no recomputation), not those the hardware ran. The course
-    counts attention causal (what a decoder needs); ``convention="palm"`` (or "model") gives PaLM's MFU, full
-    attention.
+    counts attention causal (what a decoder needs): MFU (causal); ``convention="palm"`` gives MFU (PaLM), PaLM's
+    count (every parameter, attention full; "model" counts attention full but leaves the embedding out). For an FP8
+    run divide by ``mixed_peak_flops`` rather than either peak alone.
 
     The same quantity as ``rl.mfu`` (FLOPs / seconds / peak), from what a training log reports: a token rate
     and a model, counted in a named convention. ``rl.mfu(workload, seconds, hw)`` takes a Workload and a measured
@@ -212,6 +213,26 @@ def hfu(model, hw, tokens_per_s_per_chip, seq_len, *, dtype="bf16", recompute="n
                                            "model, hw, tokens_per_s_per_chip, seq_len")
     rate = positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
     return rate * flops_per_token(model, seq_len, causal=causal, recompute=recompute) / _peak(hw, dtype)
+
+
+def mixed_peak_flops(model, hw, seq_len, *, matmul_dtype="fp8", other_dtype="bf16"):
+    """The peak an FP8 (or other low-precision) run can reach on ``hw``: the FLOP-weighted harmonic mean of the
+    peaks, with the layers' weight matmuls at ``matmul_dtype`` and the rest of the causal count (attention's score
+    and value matmuls, the LM head) at ``other_dtype``: the causal FLOPs per token over the time they take at
+    those peaks. FP8 recipes keep attention and the output head in bf16 (DeepSeek-V3 technical report,
+    arXiv:2412.19437, Sec. 3.3: "the embedding module, the output head, MoE gating modules, normalization
+    operators, and attention operators"); memory-bound work is not in the count at all. An FP8 run's MFU against
+    this peak says how close it came to what its formats allow; against the FP8 peak it reads low, against the
+    bf16 peak high. Vectorised in seq_len.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
+    m, T = get_model(model), _seq_len(seq_len)
+    layers = _layer_matmul_params(m)
+    if m.moe:  # a MoE's router stays in high precision too (the report's "MoE gating modules")
+        layers -= m.moe_layers * m.hidden_size * m.moe.num_experts
+    low = 6 * layers + 0 * T  # the layers' weight matmuls, forward and backward
+    total = _course(m, T, True, "none")
+    return total / (low / _peak(hw, matmul_dtype) + (total - low) / _peak(hw, other_dtype))
 
 
 class TrainingTime(typing.NamedTuple):
@@ -241,4 +262,4 @@ def time_to_train(model, hw, tokens, n_chips, seq_len, *, mfu, dtype="bf16", con
 
 
 __all__ = ["CONVENTIONS", "RECOMPUTE", "TrainingTime", "convert_flops", "flops_per_token", "hfu", "matmul_params",
-           "mfu", "time_to_train"]
+           "mfu", "mixed_peak_flops", "time_to_train"]

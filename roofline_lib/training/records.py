@@ -23,7 +23,7 @@ from ..core.catalog import DATA_DIR, Entry, read_records, read_toml
 from ..core.units import SECONDS_PER_HOUR
 from ..specs.hardware import get_accelerator
 from ..specs.models import Model, get_model
-from .flops import CONVENTIONS, _convention, _course
+from .flops import CONVENTIONS, _convention, _course, mixed_peak_flops
 from .step import PRECISIONS, TOPOLOGY_FOR_CHIP, train_step
 
 TRAINING_DIR = DATA_DIR / "training"
@@ -156,7 +156,9 @@ def load_measurements(path):
 
 
 def published_measurements(directory=TRAINING_DIR):
-    """Every record in ``directory`` (default ``data/training/``), ids unique across files."""
+    """Every record in ``directory`` (default ``data/training/``), ids unique across files.
+
+    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
     out, seen = [], {}
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         for rec in load_measurements(path):
@@ -271,6 +273,19 @@ class TrainingComparison:
     def id(self):
         """The record's id in data/training/."""
         return self.record.id
+
+    @property
+    def mfu_mixed_peak(self):
+        """MFU (causal) against the peak the run's formats allow: for an 8-bit run the FLOP-weighted mix of its
+        8-bit peak (the layers' weight matmuls) and the bf16 peak (attention, the LM head), ``mixed_peak_flops``;
+        for a 16-bit run, ``mfu``."""
+        low = PRECISIONS[self.record.precision]
+        if low != "fp8":
+            return self.mfu
+        rec = self.record
+        causal = _course(rec.model, rec.seq_len, True, "none")
+        return self.measured_tokens_per_s_per_chip * causal / mixed_peak_flops(rec.model, rec.chip, rec.seq_len,
+                                                                                 matmul_dtype=low)
 
     @property
     def of_bound(self):
