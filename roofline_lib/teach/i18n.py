@@ -221,8 +221,10 @@ def skeleton(root, chapter):
     target = catalogue_dir(root) / f"{master_path.stem}.toml"
     old = read_catalogue(target)["cells"] if target.exists() else {}
     master = nbformat.read(master_path, as_version=4)
-    cells = {c.id: old.get(c.id) or {"en_sha256": sha256(c.source), "en": c.source, "zh": ""}
+    fresh = {c.id: {"en_sha256": sha256(c.source), "en": c.source, "zh": ""}
              for c in master.cells if c.cell_type == "markdown"}
+    # a translated entry is kept as it is (a stale one stays stale until translated again); an empty one is renewed
+    cells = {i: old[i] if chinese(old.get(i, {})) else entry for i, entry in fresh.items()}
     cells.update({i: e for i, e in old.items() if i not in cells})
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(catalogue_text(master_path.relative_to(root).as_posix(), cells), encoding="utf-8")
