@@ -45,6 +45,8 @@ ZH_STUDENT_WORDING = [
      r"想先自己试一试，请在本章的练习版（`notebooks/zh/student/`）中作答，那里已经去掉了这几行。",
      "参考答案已经去掉：原先答案所在的地方，单元格里有一行 `answer = ...  # your answer here`。"
      "把 `...` 换成你自己的答案，再运行该单元格。"),
+    (r"把 `# BEGIN SOLUTION` 与 `# END SOLUTION` 之间的几行换成你自己的解答（从 `answer = \.\.\.` 开始），",
+     "把以 `# your answer here` 结尾的每一行中的 `...` 换成你自己的解答，"),
     (r"每个单元格的参考答案位于 `# BEGIN SOLUTION` 与 `# END SOLUTION` 之间；请先自己算一算。",
      "在每个练习单元格里，把以 `# your answer here` 结尾的那一行中的 `...` 换成你的答案，再运行该单元格。"),
 ]
