@@ -73,6 +73,6 @@ def __dir__():
 
 __all__ = [
     "Accelerator", "BYTES_PER_ELEMENT", "Estimate", "Workload", "attainable_flops", "attention",
-    "bytes_per_element", "dot", "elementwise", "eng", "estimate", "get_language", "mbu", "mfu", "get_accelerator", "list_accelerators",
-    "load_accelerator", "matmul", "set_language", "units", "vector_add",
+    "bytes_per_element", "dot", "elementwise", "eng", "estimate", "get_language", "mbu", "mfu", "get_accelerator",
+    "list_accelerators", "load_accelerator", "matmul", "set_language", "units", "vector_add",
 ]

@@ -16,7 +16,7 @@ import pytest
 
 import roofline_lib as rl
 from roofline_lib import exercises, lab
-from roofline_lib.exercises import messages
+from roofline_lib.exercises import messages, stored
 from roofline_lib.teach import i18n, report, score, student
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,14 +51,16 @@ def test_an_unknown_language_is_refused_naming_the_two():
 
 def test_feedback_and_hints_in_chinese_as_written_by_hand():
     rl.set_language("zh")
-    assert repr(exercises.check("00.demo_bytes", ...)) == "⏳ 00.demo_bytes：尚未作答——请把 `...` 换成你的答案（单位：byte）。"
+    assert repr(exercises.check("00.demo_bytes", ...)) == ("⏳ 00.demo_bytes：尚未作答——请把 `...` 换成你的答案"
+                                                           "（单位：byte）。")
     assert repr(exercises.check("00.demo_bytes", 2e6)) == "✅ 00.demo_bytes：正确（2e+06 byte）。"
     assert repr(exercises.check("00.demo_bytes", 2)).startswith("❌ 00.demo_bytes：2 byte 差了 10^-6 倍：请检查单位")
     assert "是正确值的一半" in repr(exercises.check("00.demo_bytes", 1e6))
     assert "混淆了 GiB 与 GB" in repr(exercises.check("00.demo_bytes", 2 * 1.073741824e6))  # 2e6 bytes read as GiB
-    assert repr(exercises.check("00.bound_h200", "memory")) == ("❌ 00.bound_h200：不是 'memory'。提示：把它的计算访存比"
-                                                               "和 H200 的拐点比一比。")
-    assert repr(exercises.check("00.units_slip", "sparse")).endswith("989.4 是稠密 bf16 峰值（2:4 稀疏的宣传值是 1979）。")
+    assert repr(exercises.check("00.bound_h200", "memory")) == ("❌ 00.bound_h200：不是 'memory'。"
+                                                               "提示：把它的计算访存比和 H200 的拐点比一比。")
+    assert repr(exercises.check("00.units_slip", "sparse")).endswith(
+        "989.4 是稠密 bf16 峰值（2:4 稀疏的宣传值是 1979）。")
     assert exercises.hint("01.t_math_h100", 1) == "01.t_math_h100 提示 1/2：T_math = FLOPs / 稠密峰值 FLOP/s"
     rl.set_language("en")
     assert exercises.hint("01.t_math_h100", 1) == "01.t_math_h100 hint 1/2: T_math = FLOPs / dense peak FLOP/s"
@@ -97,9 +99,9 @@ def test_the_grader_reads_the_chinese_feedback():
 
 
 def test_a_stored_line_the_edition_cannot_say_in_chinese_is_refused():
-    assert messages.in_chinese("42 FLOP/byte") == "42 FLOP/byte"
+    assert stored.in_chinese("42 FLOP/byte") == "42 FLOP/byte"
     with pytest.raises(ValueError, match="cannot re-say"):
-        messages.in_chinese("✅ 00.demo_bytes: fine.")
+        stored.in_chinese("✅ 00.demo_bytes: fine.")
 
 
 # ---------------------------------------------------------------- catalogues

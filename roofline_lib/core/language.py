@@ -31,7 +31,7 @@ def canonical_language(language):
 def set_language(language):
     """Make ``language`` ("en" or "zh") the one the self-checks, their hints and the grader's feedback speak.
 
-    Taught in chapter 00 (notebooks/00_start_here.ipynb)."""
+    The Chinese editions (notebooks/zh/) call it in a code cell of their own, before their first code cell."""
     _current["language"] = canonical_language(language)
 
 

@@ -50,8 +50,8 @@ LINES = {
               "把一次乘加算成了 1 次 FLOP 而不是 2 次？"),
     "binary_prefix": ("{binary}x {way} than expected{extra}: a {prefix}B / {unit} slip? 1 {prefix}B = 2^{bits} bytes, "
                       "1 {unit} = 10^{digits} (nvidia-smi prints MiB)",
-                      "比正确值{way_zh} {binary} 倍{extra}：是否混淆了 {prefix}B 与 {unit}？1 {prefix}B = 2^{bits} 字节，"
-                      "1 {unit} = 10^{digits} 字节（nvidia-smi 显示的是 MiB）"),
+                      "比正确值{way_zh} {binary} 倍{extra}：是否混淆了 {prefix}B 与 {unit}？"
+                      "1 {prefix}B = 2^{bits} 字节，1 {unit} = 10^{digits} 字节（nvidia-smi 显示的是 MiB）"),
     "and_off": (", and off by 10^{scale} besides", "，另外还差了 10^{scale} 倍"),
 }
 
@@ -97,78 +97,3 @@ def why_of(q, choice):
 
 
 __all__ = ["hints_of", "LINES", "say", "why_of", "WORDS_ZH"]
-
-
-# --------------------------------------------------------------- a stored English line, said again in Chinese
-# (the Chinese editions copy the masters' outputs; a self-check's line among them is re-said as set_language("zh")
-# would have said it, which the one Chinese chapter run for real in the tests confirms)
-
-# the lines a stored output can hold, and which fields are themselves lines
-_STORED = ("unanswered", "correct", "choice_correct", "slip", "hint", "choice_why")
-_NESTED = {("unanswered", "unit"): ("unit",), ("slip", "slip"): ("power_of_ten", "twice", "binary_prefix"),
-           ("binary_prefix", "extra"): ("and_off",)}
-
-
-def _pattern(key):
-    import re
-
-    parts = re.split(r"\{(\w+)\}", LINES[key][0])
-    regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.*?)" for i, p in enumerate(parts))
-    return re.compile(regex + r"\Z", re.S)
-
-
-def _english_fields(keys, text, outer=None):
-    """(key, fields) of the first of ``keys`` whose English line ``text`` is, nested lines re-said; or None."""
-    for key in keys:
-        match = _pattern(key).match(text)
-        if not match:
-            continue
-        fields = match.groupdict()
-        for name, value in fields.items():
-            inner = _NESTED.get((key, name))
-            if inner and value:
-                said = _english_fields(inner, value)
-                if said is None:
-                    break
-                fields[name] = said
-        else:
-            return key, fields
-    return None
-
-
-def _chinese_of(question_id, key, fields):
-    from .core import get_question
-
-    q = get_question(question_id)
-    if key == "hint":
-        fields["text"] = hints_of(q)[int(fields["level"]) - 1]
-    if key == "choice_why":
-        fields["why"] = why_of(q, fields["given"].strip("'\""))
-
-
-def in_chinese(line):
-    """A stored self-check line (feedback or hint) as ``rl.set_language("zh")`` says it; other lines as they are.
-
-    A line that looks like feedback (it starts with ✅, ❌ or ⏳, or names a hint) but is none of the known lines
-    raises a ValueError that names it, so a Chinese edition never shows English feedback unnoticed."""
-    from ..core.language import get_language, set_language
-
-    found = _english_fields(_STORED, line)
-    if found is None:
-        import re
-
-        if line[:1] in "✅❌⏳" and line.strip() or re.match(r"\S+ hint \d+/\d+: ", line):
-            raise ValueError(f"a stored self-check line the Chinese edition cannot re-say: {line!r}; add its "
-                             "form to roofline_lib.exercises.messages")
-        return line
-    key, fields = found
-    before = get_language()
-    set_language("zh")
-    try:
-        def said(item):
-            return say(item[0], **{k: said(v) if isinstance(v, tuple) else v for k, v in item[1].items()})
-
-        _chinese_of(fields["qid"], key, fields)
-        return said((key, fields))
-    finally:
-        set_language(before)

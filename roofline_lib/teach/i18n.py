@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..exercises.messages import in_chinese
+from ..exercises.stored import in_chinese
 from . import student
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,7 +199,7 @@ def build(root=ROOT, check=False, out=print):
             out(f"skipped {path.name}: {'; '.join(notes)}")
             problems += [f"{t}: its catalogue is not complete" for t in targets if check and t.exists()]
             continue
-        for target, text in zip(targets, (lecture, exercise)):
+        for target, text in zip(targets, (lecture, exercise), strict=True):
             current = target.read_text(encoding="utf-8") if target.exists() else None
             if current == text:
                 continue
