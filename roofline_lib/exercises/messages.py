@@ -53,6 +53,9 @@ LINES = {
                       "比正确值{way_zh} {binary} 倍{extra}：是否混淆了 {prefix}B 与 {unit}？"
                       "1 {prefix}B = 2^{bits} 字节，1 {unit} = 10^{digits} 字节（nvidia-smi 显示的是 MiB）"),
     "and_off": (", and off by 10^{scale} besides", "，另外还差了 10^{scale} 倍"),
+    # the grader's own lines about one question
+    "not_found": ("{qid}: question not found in submission", "{qid}：提交的 notebook 中没有这道题"),
+    "not_read": ("{qid}: the answer was not read", "{qid}：没有读到答案"),
 }
 
 # the words some lines put in their fields, in Chinese
