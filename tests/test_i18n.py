@@ -277,3 +277,16 @@ def test_a_changed_english_cell_turns_stale_and_its_chapter_is_not_built(tmp_pat
         changed.id]  # a new skeleton keeps the translation stale until it is translated again
     problems = i18n.build(tmp_path, check=True, out=lambda line: None)
     assert problems and all("its catalogue is not complete" in p for p in problems)
+
+
+def test_a_catalogue_written_and_read_back_is_the_same(tmp_path):
+    cells = {"a1": {"en_sha256": i18n.sha256("x"), "zh": "第一行\n\n$\\frac{F}{P}$ 与 `rl.estimate`\n"},
+             "b2": {"en_sha256": i18n.sha256("y"), "en": "To translate.", "zh": ""}}
+    text = i18n.catalogue_text("notebooks/99_x.ipynb", cells)
+    path = tmp_path / "99_x.toml"
+    path.write_text(text, encoding="utf-8")
+    data = i18n.read_catalogue(path)
+    assert i18n.chinese(data["cells"]["a1"]) == "第一行\n\n$\\frac{F}{P}$ 与 `rl.estimate`"
+    assert i18n.catalogue_text(data["master"], data["cells"]) == text  # writing again changes nothing
+    with pytest.raises(ValueError, match="three single quotes"):
+        i18n.catalogue_text("m", {"c": {"en_sha256": "0", "zh": "'''"}})

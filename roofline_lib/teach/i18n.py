@@ -81,6 +81,7 @@ def read_catalogue(path):
 
 
 def _literal(text):
+    text = text.strip("\n")  # TOML drops the newline after the opening quotes; the one before the closing is ours
     if "'''" in text:
         raise ValueError(f"a catalogue text cannot hold three single quotes in a row: {text[:60]!r}")
     return f"'''\n{text}\n'''"
