@@ -45,7 +45,11 @@ ZH_STUDENT_WORDING = [
      r"想先自己试一试，请在本章的练习版（`notebooks/zh/student/`）中作答，那里已经去掉了这几行。",
      "参考答案已经去掉：原先答案所在的地方，单元格里有一行 `answer = ...  # your answer here`。"
      "把 `...` 换成你自己的答案，再运行该单元格。"),
-    (r"把 `# BEGIN SOLUTION` 与 `# END SOLUTION` 之间的几行换成你自己的解答（从 `answer = \.\.\.` 开始），",
+    # "...（从 `answer = ...` 写起，用库函数或手算都可以），": what follows the start stays
+    (r"把 `# BEGIN SOLUTION` 与 `# END SOLUTION` 之间的几行换成你自己的解答"
+     r"（从 `answer = \.\.\.` (?:开始|写起)，(?P<extra>[^）]*)），",
+     r"把以 `# your answer here` 结尾的每一行中的 `...` 换成你自己的解答（\g<extra>），"),
+    (r"把 `# BEGIN SOLUTION` 与 `# END SOLUTION` 之间的几行换成你自己的解答（从 `answer = \.\.\.` (?:开始|写起)），",
      "把以 `# your answer here` 结尾的每一行中的 `...` 换成你自己的解答，"),
     (r"每个单元格的参考答案位于 `# BEGIN SOLUTION` 与 `# END SOLUTION` 之间；请先自己算一算。",
      "在每个练习单元格里，把以 `# your answer here` 结尾的那一行中的 `...` 换成你的答案，再运行该单元格。"),
@@ -158,7 +162,7 @@ def _outputs_in_chinese(output, where):
 def student_markdown_zh(source, where="cell"):
     """A Chinese markdown cell with the instructions that name the solution markers rewritten for the learner."""
     for pattern, text in ZH_STUDENT_WORDING:
-        source = re.sub(pattern, lambda _m, text=text: text, source)
+        source = re.sub(pattern, lambda m, text=text: m.expand(text) if "\\g<" in text else text, source)
     left = ZH_MASTER_ONLY.search(source)
     if left:
         raise student.SolutionMarkupError(f"{where}: tells the learner about {left.group(0)!r}, which the exercise "
