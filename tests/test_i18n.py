@@ -90,6 +90,19 @@ def test_every_question_of_a_translated_chapter_has_chinese_hints_and_explanatio
         assert set(module.WHY.get(q.id, {})) == set(q.why), q.id
 
 
+@pytest.mark.parametrize("chapter", _translated_chapters())
+def test_the_chinese_hints_translate_the_english_hints_of_today(chapter):
+    assert messages.stale_chinese(exercises.questions(f"{chapter}.")) == []
+
+
+def test_a_changed_english_hint_makes_its_chinese_stale():
+    import dataclasses
+
+    q = exercises.get_question("01.gap_h100")
+    changed = dataclasses.replace(q, hints=(q.hints[0], q.hints[1] + " (now with more)"))
+    assert messages.stale_chinese([q]) == [] and messages.stale_chinese([changed]) == ["01.gap_h100"]
+
+
 def test_the_grader_reads_the_chinese_feedback():
     rl.set_language("zh")
     q = exercises.get_question("00.ridge_h200")

@@ -85,6 +85,26 @@ def _chinese(question_id):
         return None
 
 
+def english_sha(q):
+    """The hash a Chinese chapter module keeps (``EN_SHA256``) of the English its entry for ``q`` translates: the
+    question's hints and wrong-choice explanations. When they change, the Chinese is stale (``stale_chinese``)."""
+    import hashlib
+    import json
+
+    text = json.dumps([list(q.hints), sorted(q.why.items())], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def stale_chinese(questions):
+    """Of ``questions``, the ids whose Chinese hints are missing or translate English that has changed since."""
+    stale = []
+    for q in questions:
+        module = _chinese(q.id)
+        if module is None or q.id not in module.HINTS or getattr(module, "EN_SHA256", {}).get(q.id) != english_sha(q):
+            stale.append(q.id)
+    return stale
+
+
 def hints_of(q):
     """Question ``q``'s hints in the language now set (the English ones where a chapter has no Chinese yet)."""
     module = _chinese(q.id) if get_language() == "zh" else None
@@ -99,4 +119,4 @@ def why_of(q, choice):
     return getattr(module, "WHY", {}).get(q.id, {}).get(choice, q.why[choice]) if module else q.why[choice]
 
 
-__all__ = ["hints_of", "LINES", "say", "why_of", "WORDS_ZH"]
+__all__ = ["english_sha", "hints_of", "LINES", "say", "stale_chinese", "why_of", "WORDS_ZH"]

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import nbformat
 
+from ..exercises.core import get_question, questions
+from ..exercises.messages import english_sha, stale_chinese
 from ..exercises.stored import in_chinese
 from . import student
 
@@ -256,6 +258,12 @@ def status(root=ROOT, out=print):
         for kind in ("missing", "unknown"):
             for cell_id in state[kind]:
                 out(f"  {kind} {cell_id}")
+        hints = stale_chinese(questions(f"{path.stem[:2]}."))
+        incomplete += bool(hints)
+        for qid in hints:
+            out(f"  hints {qid}: no Chinese hints in roofline_lib/exercises/zh/ch{path.stem[:2]}.py, or their English "
+                f"changed since (translate them again and set EN_SHA256[{qid!r}] = "
+                f"\"{english_sha(get_question(qid))}\")")
     for master in student.masters(Path(root) / "notebooks"):
         if master.stem not in have:
             out(f"{master.stem}: no catalogue (python -m roofline_lib.teach.i18n skeleton {master.stem[:2]})")

@@ -34,3 +34,15 @@ WHY = {
         "wrong": "下界说的是该内核不可能快于 2.08 ms。一个更慢的内核与它并不矛盾。",
     },
 }
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "01.t_math_h100": "36d6727b9d7ed867",
+    "01.t_mem_h100": "4b67bcf1707eb402",
+    "01.bound_h100": "5f89641ec0981b1f",
+    "01.gap_h100": "278431cf7824d61a",
+    "01.predict_a100_lower": "f31ae4f05f9b631b",
+    "01.fuse_bytes_h200": "c605e5755ec36b5c",
+    "01.sparse_slip_a100": "120649e018027ba4",
+    "01.slow_kernel": "3695d0156986e573",
+}

@@ -38,3 +38,13 @@ WHY = {
         "neither": "其中一个内核高于两个拐点（206 和 295）：平顶是一样高的。",
     },
 }
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "02.attainable_a100_50": "5b3a4079ed7c26f5",
+    "02.achieved_fraction_a100": "e376a8542b595beb",
+    "02.predict_fusion_a100": "bd53729ac9ad56a1",
+    "02.slowest_chip_4ms": "c09026cbaac1ff8d",
+    "02.roof_cap_slip": "c7c447581a84d1a1",
+    "02.h200_no_speedup": "763cfbfae4133e0e",
+}

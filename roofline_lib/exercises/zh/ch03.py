@@ -32,3 +32,16 @@ WHY = {
                   "与分块大小无关。",
     },
 }
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "03.flops_4096": "6c9743a274f928a1",
+    "03.gemv_bound": "b04b915d67d56801",
+    "03.critical_M_a100_fp16": "69f69aa9e74aa4c1",
+    "03.bytes_b200_example": "fa71a837e5ce6123",
+    "03.limit_fp8_bf16_ffn": "fca850df77a91816",
+    "03.reuse_predict": "4e1752fc6156a240",
+    "03.tile_design": "f345c44f16a19cf0",
+    "03.batch_doubling": "609ddd82ca42fce7",
+    "03.why_critical_M": "56e3d491bbbb4572",
+}

@@ -22,3 +22,12 @@ WHY = {
         "heads": "分组大小 G 由模型决定；批大小让 FLOPs 和字节数同比例增长。",
     },
 }
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "04.decode_time_h200": "cd38b0caf6861ed6",
+    "04.prefill_slip_g4": "586725bf2ec555b5",
+    "04.spec_tokens_h200": "7782aab3cd9d8e58",
+    "04.why_batch": "2ffd450e98ee66a9",
+    "04.predict_exp_d96": "12d3e54d4654858c",
+}

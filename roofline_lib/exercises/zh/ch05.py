@@ -41,3 +41,14 @@ WHY = {
         "bytes": "bf16 每个元素 2 字节：这个因子是对的。",
     },
 }
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "05.kv_llama3_70b": "8b63444872c6813c",
+    "05.critical_batch_8b_a100": "68b48abb4b7e8130",
+    "05.predict_step_batch64": "ca5ba7cc271f580f",
+    "05.design_dtype_32k": "558f4960209667d4",
+    "05.explain_prefill_memory": "f28c8cc6be215caa",
+    "05.mistake_kv_heads": "57f13f722a2632ae",
+    "05.max_batch_fp8": "44b7e72258611802",
+}

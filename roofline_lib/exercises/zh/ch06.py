@@ -41,3 +41,14 @@ WHY = {
         "nothing": "查一下 A100 的各项峰值：rl.get_accelerator('A100').peak_flops_by_dtype。",
     },
 }
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "06.int4_speedup": "9c7215d25ca9bdda",
+    "06.fused_mlp_bytes_8b": "f747b288f7222e50",
+    "06.flash_decoding_13b": "b0efe81a736e7b87",
+    "06.predict_fp8_kv_32k": "2e634b14a91ad749",
+    "06.design_one_change_4ms": "e11384218083e8b5",
+    "06.explain_int4_gap": "50f8cde239d85199",
+    "06.mistake_fp8_a100": "9f9ef6ac689ec2da",
+}

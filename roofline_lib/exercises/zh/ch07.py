@@ -34,3 +34,15 @@ WHY = {
         "nothing": "数一数每个元素有几个数组穿过内存：x、y 和 z。",
     },
 }
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "07.vector_add_time": "4e38bef54a199ab9",
+    "07.smallest_compute_bound_matmul": "2e059b4ffb84f8ee",
+    "07.diagnosis": "07e69853eaf74e19",
+    "07.h200_ridge_ratio": "0e22ebcb91b9c9a5",
+    "07.predict_knee_bytes": "c6fcf91e0b374649",
+    "07.design_stream_elements": "14aa075b91161a2a",
+    "07.explain_small_matmul": "d9d4227df79101f3",
+    "07.mistake_vector_add": "f3791bf4ecc7cad3",
+}
