@@ -25,6 +25,7 @@ import warnings
 
 from .core import units
 from .core.dtypes import BYTES_PER_ELEMENT, bytes_per_element
+from .core.language import get_language, set_language
 from .core.units import eng
 from .roofline.bounds import Estimate, attainable_flops, estimate, mbu, mfu
 from .roofline.workloads import Workload, attention, dot, elementwise, matmul, vector_add
@@ -72,6 +73,6 @@ def __dir__():
 
 __all__ = [
     "Accelerator", "BYTES_PER_ELEMENT", "Estimate", "Workload", "attainable_flops", "attention",
-    "bytes_per_element", "dot", "elementwise", "eng", "estimate", "mbu", "mfu", "get_accelerator", "list_accelerators",
-    "load_accelerator", "matmul", "units", "vector_add",
+    "bytes_per_element", "dot", "elementwise", "eng", "estimate", "get_language", "mbu", "mfu", "get_accelerator",
+    "list_accelerators", "load_accelerator", "matmul", "set_language", "units", "vector_add",
 ]

@@ -2,6 +2,7 @@
 
     python -m roofline_lib.lab                 # from the course's folder (the one with notebooks/)
     python -m roofline_lib.lab --no-browser    # any other JupyterLab option is passed on
+    python -m roofline_lib.lab --lang zh       # the Chinese edition: notebooks/zh/student/00_start_here_student.ipynb
 
 It runs ``jupyter lab --allow-root --ServerApp.root_dir=COURSE notebooks/student/00_start_here_student.ipynb``
 with settings for the course's own server only (nothing is written to the user's Jupyter configuration):
@@ -25,6 +26,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .core.language import canonical_language
 from .teach.student import student_name
 
 FIRST_PAGE = "00_start_here.ipynb"
@@ -44,9 +46,11 @@ def course_root(start=None):
                      "or give it with --course FOLDER")
 
 
-def first_page(root):
-    """The page the course opens on: chapter 00's exercise edition (no solution shows before an attempt)."""
-    return Path(root) / "notebooks" / "student" / student_name(FIRST_PAGE)
+def first_page(root, language="en"):
+    """The page the course opens on: chapter 00's exercise edition (no solution shows before an attempt), in
+    notebooks/zh/ for the Chinese edition (``language`` "zh")."""
+    folder = Path(root) / "notebooks"
+    return (folder / "zh" if canonical_language(language) == "zh" else folder) / "student" / student_name(FIRST_PAGE)
 
 
 def trust_dir():
@@ -136,9 +140,14 @@ def main(argv=None):
     parser.add_argument("--open", default=None,
                         help="the notebook to open, relative to the course's folder (default: chapter 00's "
                              "exercise edition)")
+    parser.add_argument("--lang", default="en", help="en (default) or zh: the edition chapter 00 opens in (中文版: zh)")
     args, lab_args = parser.parse_known_args(argv)
+    try:
+        language = canonical_language(args.lang)
+    except ValueError as e:
+        parser.error(str(e))
     root = course_root(args.course)
-    page = root / args.open if args.open else first_page(root)
+    page = root / args.open if args.open else first_page(root, language)
     if not page.is_file():
         raise SystemExit(f"{page} does not exist; --open takes a notebook inside {root}, e.g. "
                          f"notebooks/{FIRST_PAGE}")

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .messages import hints_of, say, why_of
+
 # Other words readers use for the bounds; "compute-bound" and "compute bound" need no entry,
 # since a trailing "bound" is dropped before the choices are compared.
 BOUND_ALIASES = {"math": "compute", "flops": "compute", "bandwidth": "memory", "memory bandwidth": "memory",
@@ -133,15 +135,15 @@ def hint(question_id, level=None):
     Taught in chapter 00 (notebooks/00_start_here.ipynb).
     """
     q = get_question(question_id)
-    steps = tuple(q.hints)
+    steps = hints_of(q)
     if not steps:
-        return Hint(f"{q.id}: no hint for this one — reread the question's unit and the section it follows.")
+        return Hint(say("no_hint", qid=q.id))
     if level is None:
         level = min(_HINTS_GIVEN.get(q.id, 0) + 1, len(steps))
     elif isinstance(level, bool) or not isinstance(level, numbers.Integral) or not 1 <= level <= len(steps):
         raise ValueError(f"hint level for {q.id!r} must be an integer from 1 to {len(steps)}, got {level!r}")
     _HINTS_GIVEN[q.id] = max(_HINTS_GIVEN.get(q.id, 0), int(level))
-    return Hint(f"{q.id} hint {level}/{len(steps)}: {steps[level - 1]}")
+    return Hint(say("hint", qid=q.id, level=level, n=len(steps), text=steps[level - 1]))
 
 
 def check(question_id, answer, **context):
@@ -161,8 +163,7 @@ def judge(q, answer, expected):
     computes it once, before any submission runs, and judges with this.
     """
     if answer is ... or answer is None:
-        return Feedback(q.id, False, f"⏳ {q.id}: not answered yet — replace `...` with your answer"
-                        + (f" (unit: {q.unit})." if q.unit else "."), answered=False)
+        return Feedback(q.id, False, say("unanswered", qid=q.id, unit=_unit_note(q)), answered=False)
     if q.kind == "choice":
         return _check_choice(q, answer, expected)
     return _check_number(q, answer, expected)
@@ -186,20 +187,30 @@ def _a(noun):
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
+def _unit_note(q):
+    return say("unit", unit=q.unit) if q.unit else ""
+
+
+def _then_hint(q):
+    """" Hint: <the first hint>", or nothing where the question has none."""
+    hints = hints_of(q)
+    return say("then_hint", hint=hints[0]) if hints else ""
+
+
 def _check_choice(q, answer, expected):
+    choices = ", ".join(map(repr, q.choices))
     if not isinstance(answer, str):
-        return Feedback(q.id, False, f"❌ {q.id}: expected one of {', '.join(map(repr, q.choices))}, "
-                        f"got {_a(type(answer).__name__)} ({answer!r}).")
+        kind = type(answer).__name__
+        return Feedback(q.id, False, say("choice_type", qid=q.id, choices=choices, a_type=_a(kind), type=kind,
+                                         answer=repr(answer)))
     given = _normalise_choice(q, answer)
     if given not in q.choices:
-        return Feedback(q.id, False, f"❌ {q.id}: {answer!r} is not one of the choices: "
-                        f"{', '.join(map(repr, q.choices))}.")
+        return Feedback(q.id, False, say("not_a_choice", qid=q.id, answer=repr(answer), choices=choices))
     if given == expected:
-        return Feedback(q.id, True, f"✅ {q.id}: correct — {expected}.")
+        return Feedback(q.id, True, say("choice_correct", qid=q.id, expected=expected))
     if given in q.why:
-        return Feedback(q.id, False, f"❌ {q.id}: not {given!r}: {q.why[given]}")
-    why = f"Hint: {q.hints[0]}" if q.hints else ""
-    return Feedback(q.id, False, f"❌ {q.id}: not {given!r}." + (f" {why}" if why else ""))
+        return Feedback(q.id, False, say("choice_why", qid=q.id, given=repr(given), why=why_of(q, given)))
+    return Feedback(q.id, False, say("choice_wrong", qid=q.id, given=repr(given)) + _then_hint(q))
 
 
 def _as_real(answer):
@@ -222,12 +233,10 @@ def diagnose_ratio(ratio, rtol):
     """Name the likely slip behind answer/expected = ratio, or None if it is not a known one."""
     exponent = round(math.log10(ratio))
     if exponent != 0 and abs(ratio / 10.0**exponent - 1) <= rtol:
-        return (f"off by a factor of 10^{exponent}: check your units "
-                "(T = 1e12, G = 1e9, M = 1e6; TB/s vs GB/s; s vs ms vs µs)")
+        return say("power_of_ten", exponent=exponent)
     for factor, text in ((2, "twice"), (0.5, "half")):
         if abs(ratio / factor - 1) <= rtol:
-            return (f"{text} the expected value: elements vs bytes (bf16 is 2 bytes)? one direction vs "
-                    "both? a multiply-add counted as 1 FLOP instead of 2?")
+            return say("twice", times=text)
     return _binary_prefix_slip(ratio, rtol)
 
 
@@ -240,10 +249,9 @@ def _binary_prefix_slip(ratio, rtol):
         for scale in range(-12, 13, 3):
             for factor, way in ((binary, "larger"), (1 / binary, "smaller")):
                 if abs(ratio / (factor * 10.0**scale) - 1) <= rtol:
-                    unit = prefix[0] + "B"
-                    extra = f", and off by 10^{scale} besides" if scale else ""
-                    return (f"{binary:.4f}x {way} than expected{extra}: a {prefix}B / {unit} slip? 1 {prefix}B = "
-                            f"2^{10 * power} bytes, 1 {unit} = 10^{3 * power} (nvidia-smi prints MiB)")
+                    extra = say("and_off", scale=scale) if scale else ""
+                    return say("binary_prefix", binary=f"{binary:.4f}", way=way, extra=extra, prefix=prefix,
+                               unit=prefix[0] + "B", bits=10 * power, digits=3 * power)
     return None
 
 
@@ -251,30 +259,29 @@ def _check_number(q, answer, expected):
     value = _as_real(answer)
     unit = f" {q.unit}" if q.unit else ""
     if value is None:
-        return Feedback(q.id, False, f"❌ {q.id}: expected a number{f' (unit: {q.unit})' if q.unit else ''}, "
-                        f"got {_a(type(answer).__name__)} ({answer!r}).")
+        kind = type(answer).__name__
+        return Feedback(q.id, False, say("number_type", qid=q.id, unit=_unit_note(q), a_type=_a(kind), type=kind,
+                                         answer=repr(answer)))
     if not math.isfinite(value):
-        return Feedback(q.id, False, f"❌ {q.id}: {value} is not a finite number.")
+        return Feedback(q.id, False, say("not_finite", qid=q.id, value=value))
     if q.rounding and not value.is_integer():
-        return Feedback(q.id, False, f"❌ {q.id}: {value:.6g}{unit} is not a whole number; this question counts "
-                        f"whole {q.unit or 'items'}: round {q.rounding} ({ROUNDINGS[q.rounding]}).")
+        return Feedback(q.id, False, say("not_whole", qid=q.id, value=f"{value:.6g}", unit=unit,
+                                         items=q.unit or "items", rounding=q.rounding, how=ROUNDINGS[q.rounding]))
     expected = float(expected)
     if value == expected or (expected != 0 and abs(value / expected - 1) <= q.rtol):
-        return Feedback(q.id, True, f"✅ {q.id}: correct ({value:.4g}{unit}).")
+        return Feedback(q.id, True, say("correct", qid=q.id, value=f"{value:.4g}", unit=unit))
     if expected != 0 and value != 0 and (value < 0) != (expected < 0):
-        return Feedback(q.id, False, f"❌ {q.id}: wrong sign — {value:.4g}{unit} should be "
-                        f"{'positive' if expected > 0 else 'negative'}.")
+        return Feedback(q.id, False, say("wrong_sign", qid=q.id, value=f"{value:.4g}", unit=unit,
+                                         sign="positive" if expected > 0 else "negative"))
     if value == 0 or expected == 0:
-        return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is not right."
-                        + (f" Hint: {q.hints[0]}" if q.hints else ""))
+        return Feedback(q.id, False, say("not_right", qid=q.id, value=f"{value:.4g}", unit=unit) + _then_hint(q))
     ratio = value / expected
     slip = diagnose_ratio(ratio, q.rtol)
     if slip:
-        return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is {slip}")
-    direction = "too high" if ratio > 1 else "too low"
-    return Feedback(q.id, False, f"❌ {q.id}: {value:.4g}{unit} is {direction} (by a factor of "
-                    f"{max(ratio, 1 / ratio):.3g}; tolerance ±{q.rtol:.0%})."
-                    + (f" Hint: {q.hints[0]}" if q.hints else ""))
+        return Feedback(q.id, False, say("slip", qid=q.id, value=f"{value:.4g}", unit=unit, slip=slip))
+    return Feedback(q.id, False, say("off", qid=q.id, value=f"{value:.4g}", unit=unit,
+                                     direction="too high" if ratio > 1 else "too low",
+                                     factor=f"{max(ratio, 1 / ratio):.3g}", rtol=f"{q.rtol:.0%}") + _then_hint(q))
 
 
 __all__ = [

@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..core.language import set_language
 from . import collect, run
 from . import sandbox as sandboxing
 from .report import progress_line, write_csv, write_feedback
@@ -190,6 +191,7 @@ def build_parser():
     parser.add_argument("--worker-memory-mb", type=int, default=run.WORKER_MEMORY_MB,
                         help="address-space limit of the process that runs each submission, 0 for none "
                              "(default: 2048)")
+    parser.add_argument("--lang", default="en", help="the language of the feedback: en (default) or zh (中文)")
     parser.add_argument("--unsandboxed", action="store_true",
                         help="grade even where no sandbox can be had (not Linux, no bwrap, no user namespaces): "
                              "the submissions' code then runs with this account's rights")
@@ -218,6 +220,7 @@ def main(argv=None, progress=_print):
                      "(only for submissions you trust), or run the grader in a container (docs/teaching.md)")
             return 2
     try:
+        set_language(args.lang)  # the feedback is judged in this process, so it speaks this language
         settings = Settings(args.cell_timeout, args.notebook_timeout, args.memory_mb, args.parse_timeout,
                             args.parse_cell_timeout, args.worker_memory_mb, sandbox=not why)
         assignment = Assignment.from_notebook(args.master) if args.master else Assignment.from_chapter(args.chapter)

@@ -18,6 +18,7 @@ from .text import clean, csv_cell
 def _plain(message):
     """One feedback message without its symbol or the how-to of an unanswered question."""
     message = re.sub(r"^[✅❌⏳]\s*", "", message)
+    message = re.sub(r"——请把 `\.\.\.` 换成你的答案.*$", "", message)  # the Chinese feedback's how-to
     return re.sub(r" yet — replace `\.\.\.` with your answer.*$", "", message)
 
 

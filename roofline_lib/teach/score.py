@@ -11,6 +11,7 @@ import dataclasses
 import math
 
 from .. import exercises
+from ..exercises.messages import say
 from .kernel import Unreadable, parse_capture
 
 
@@ -104,7 +105,7 @@ class Assignment:
             scores[qid] = 0
             found = [n for n, (q, _, _) in enumerate(run.checks) if q == qid]
             if not found:
-                messages[qid] = f"{qid}: question not found in submission"
+                messages[qid] = say("not_found", qid=qid)
                 continue
             n = found[-1]  # the last attempt counts
             _, cell, keys = run.checks[n]
@@ -113,7 +114,7 @@ class Assignment:
             elif cell in run.cell_problems:
                 messages[qid] = f"{qid}: {run.cell_problems[cell]}"
             elif f"a{n}" not in run.replies:
-                messages[qid] = f"{qid}: the answer was not read"
+                messages[qid] = say("not_read", qid=qid)
             else:
                 try:
                     value = parse_capture(run.replies[f"a{n}"])

@@ -174,11 +174,15 @@ def student_markdown(source, where="cell"):
     return source
 
 
-def student_version(master, name="notebook"):
-    """A new notebook: ``master`` (read from the file ``name``) without solutions, outputs or execution counts."""
+def student_version(master, name="notebook", note=NOTE, markdown=None):
+    """A new notebook: ``master`` (read from the file ``name``) without solutions, outputs or execution counts.
+
+    ``note`` opens it (``{master}`` is the master's file name) and ``markdown`` rewrites each markdown cell
+    (``student_markdown`` unless given): the Chinese editions pass their own."""
+    markdown = markdown or student_markdown
     nb = nbformat.from_dict(master)
     nb.metadata.pop("widgets", None)
-    cells = [nbformat.v4.new_markdown_cell(NOTE.format(master=Path(name).name), id=NOTE_ID)]
+    cells = [nbformat.v4.new_markdown_cell(note.format(master=Path(name).name), id=NOTE_ID)]
     for index, cell in enumerate(nb.cells):
         cell.setdefault("id", f"cell-{index}")
         cell.metadata.pop("execution", None)
@@ -188,7 +192,7 @@ def student_version(master, name="notebook"):
             cell.outputs = []
             cell.execution_count = None
         elif cell.cell_type == "markdown":
-            cell.source = student_markdown(cell.source, f"{name}, cell {index + 1}")
+            cell.source = markdown(cell.source, f"{name}, cell {index + 1}")
         cells.append(cell)
     nb.cells = cells
     return nb

@@ -1,0 +1,57 @@
+"""第 12 章：各题提示（先点拨，再给方法）与错误选项的解释。"""
+
+HINTS = {
+    "12.flops_per_token_qwen3": ("每个参与乘法的权重 6 次（LM head 算在内；embedding 查表不算），再加上注意力的那一份",
+                                 "rl.training.matmul_params 给出权重数；注意力每个 token 增加 12 L H d T，"
+                                 "加因果掩码时减半"),
+    "12.attention_share_32k": ("注意力随序列长度增长，权重的 6N 不会",
+                               "6 L H d T（因果）除以 6 N + 6 L H d T，N 为参与乘法的权重数"),
+    "12.model_states_70b": ("检查点的每一个参数，乘以每个参数的字节数",
+                            "2（bf16 权重）+ 4（fp32 梯度）+ 4 + 4 + 4（fp32 主权重、动量、方差）"),
+    "12.smallest_zero_stage": ("激活不会因 ZeRO 变小；模型状态会，一个阶段比一个阶段小",
+                               "rl.training.memory(..., zero_stage=s, dp=8).total 与 hw.mem_capacity 比较，s = 0, 1, "
+                               "2, 3"),
+    "12.hfu_over_mfu_full": ("完全重计算要把前向跑两遍",
+                             "(6N + 12 L h s + 2 N_layers + 4 L h s) / (6N + 12 L h s)：略小于 4/3，因为 LM head "
+                             "不重计算"),
+    "12.gpt3_activations_tp8": ("没有序列并行时，各归一化层的输入、块的输入和 dropout 掩码都是完整的",
+                                "每层激活字节数为 s b h (10 + 24 / t + 5 a s / (h t))"),
+    "12.gpu_hours_7b": ("token 数 x 每个 token 的 FLOPs = 工作量；一块芯片每秒完成其稠密 bf16 峰值的 0.4",
+                        "GPU 小时数为 "
+                        "2e12 x rl.training.flops_per_token('llama-2-7b', 4096, causal=True) / (0.4 x 312e12) / 3600"),
+    "12.peak_slip": ("MFU 大于 1 说明分母不是这块芯片的",
+                     "312 TFLOP/s 是 A100 的稠密 bf16 峰值；H100 SXM5 的是 989.4"),
+    "12.explain_h100_mfu": ("从 A100 到 H100，矩阵乘快了 3.2x；什么只快了 1.6x？",
+                            "归一化、激活函数和优化器都运行在访存屋顶上：2.04 -> 3.35 TB/s"),
+}
+
+WHY = {
+    "12.smallest_zero_stage": {
+        "0": "不切分时，仅模型状态就有 128 GB。",
+        "2": "更低的阶段就已经放得下：切分 12 字节的优化器状态就够了。",
+        "3": "更低的阶段就已经放得下：切分 12 字节的优化器状态就够了。",
+    },
+    "12.peak_slip": {
+        "the FLOPs per "
+        "token": "6N + 12 L H Q T 是 PaLM 公布的计数（它把注意力按完整计算，对因果模型略偏高，但不会高出三倍）。",
+        "nothing": "MFU 大于 1 是不可能的：运行不可能超过芯片的峰值。",
+    },
+    "12.explain_h100_mfu": {
+        "capacity": "两块芯片都有 80 GB；显存容量决定放不放得下，而不是一步的时间。",
+        "communication": "题目问的是单块芯片上的一步：其中没有互连。",
+        "clock": "下界除以的是规格表峰值，时钟已包含在内：起作用的是峰值与带宽之比。",
+    },
+}
+
+# the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
+EN_SHA256 = {
+    "12.flops_per_token_qwen3": "4fceadfc87066576",
+    "12.attention_share_32k": "bab0b2b3fa7dac73",
+    "12.model_states_70b": "072f48432dab330b",
+    "12.smallest_zero_stage": "94a2bc1d7ad5a632",
+    "12.hfu_over_mfu_full": "f97832f9880a1c0c",
+    "12.gpt3_activations_tp8": "26703c0e8233dbc5",
+    "12.gpu_hours_7b": "3ac104f1a6f0d0df",
+    "12.peak_slip": "3cac2162b02f1ff4",
+    "12.explain_h100_mfu": "55cd333b20e5de06",
+}
