@@ -93,6 +93,19 @@ def test_whole_runs_imply_an_mfu_below_the_steps():
     assert all(0 < run.implied_mfu() < 0.6 for run in runs.values())
 
 
+def test_the_405b_card_implies_its_steps_mfu_times_its_goodput():
+    # Llama 3.1 405B by hand from its config.json (h 16384, 126 layers, 128 / 8 heads of 128, MLP 53248,
+    # vocabulary 128256, untied): 6 x the multiplying weights + causal attention 6 L H d T at T = 8192
+    layer = 16384 * 128 * 128 * 2 + 2 * 16384 * 8 * 128 + 3 * 16384 * 53248
+    per_token = 6 * (126 * layer + 128256 * 16384) + 6 * 126 * 128 * 128 * 8192
+    card = {r.id: r for r in T.training_runs()}["gpuhours-llama-3.1-405b"]
+    assert card.implied_mfu() == pytest.approx(15e12 * per_token / (30.84e6 * 3600 * 989.4e12), rel=1e-3)
+    # Meta's steps: 400 TFLOP/s per GPU on 16,384 H100s (attention full in that count), above 90 % of the
+    # time in useful steps: the card's 34.5 % lies within a point of 0.9 x the step's MFU (causal)
+    step = 400e12 * per_token / (per_token + 6 * 126 * 128 * 128 * 8192) / 989.4e12
+    assert card.implied_mfu() < step and abs(card.implied_mfu() - 0.9 * step) < 0.01
+
+
 def bad_file(tmp_path, **changes):
     text = pathlib.Path(RECORDS[0].source_file).read_text(encoding="utf-8")
     path = tmp_path / "bad.toml"
