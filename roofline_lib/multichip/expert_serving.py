@@ -60,13 +60,16 @@ def combine_bytes_per_copy(model, dtype="bf16"):
     return _moe(model).hidden_size * BYTES_PER_ELEMENT[dtype]
 
 
-def nodes_touched(model, n_nodes):
+def nodes_touched(model, n_nodes, node_limit=None):
     """Expected distinct nodes a token's k experts sit on, experts spread evenly over ``n_nodes`` nodes and routing
-    uniform: N(1 - C(E - E/N, k) / C(E, k)) (no node limit)."""
+    uniform: N(1 - C(E - E/N, k) / C(E, k)). With ``node_limit`` M (DeepSeek-V3's group-limited routing, one group
+    a node: its top-k picked among the experts of M nodes), M(1 - C(E' - E/N, k) / C(E', k)), E' = M E / N."""
     m = _moe(model)
     E, k = m.moe.num_experts, m.moe.experts_per_token
     N = int(positive("n_nodes", n_nodes, integer=True))
-    return N * (1 - math.comb(E - E // N, k) / math.comb(E, k)) if N > 1 else 1.0
+    M = N if node_limit is None else min(N, int(positive("node_limit", node_limit, integer=True)))
+    pool, per_node = M * E // N, E // N
+    return M * (1 - math.comb(pool - per_node, k) / math.comb(pool, k)) if N > 1 else 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,11 +89,12 @@ class AllToAll:
 
 
 def alltoall_bytes_per_layer(model, tokens_per_chip, n_chips, *, gpus_per_node=8, mode="low_latency",
-                             dispatch_dtype="fp8", combine_dtype="bf16"):
+                             dispatch_dtype="fp8", combine_dtype="bf16", node_limit=None):
     """``AllToAll``: the bytes one chip sends per MoE layer for its ``tokens_per_chip`` tokens, experts spread
     evenly over ``n_chips`` (``gpus_per_node`` a node). low_latency: k copies a token, (g - 1)/n of them to its
     node's other GPUs, (n - g)/n to other nodes. normal: one copy per other node touched over the NIC, the k
-    copies fanned out over NVLink inside the nodes ((g - 1)/g of them cross it)."""
+    copies fanned out over NVLink inside the nodes ((g - 1)/g of them cross it); ``node_limit`` as in
+    ``nodes_touched``."""
     m = _moe(model)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -103,7 +107,7 @@ def alltoall_bytes_per_layer(model, tokens_per_chip, n_chips, *, gpus_per_node=8
         in_node, off_node = t * k * (g - 1) / n, t * k * (n - g) / n
         return AllToAll(in_node * d, off_node * d, in_node * c, off_node * c)
     nodes = n // g
-    remote = nodes_touched(m, nodes) * (nodes - 1) / nodes  # other nodes a token's experts sit on
+    remote = nodes_touched(m, nodes, node_limit) * (nodes - 1) / nodes  # other nodes a token's experts sit on
     fan_out = t * k * (g - 1) / g
     return AllToAll(fan_out * d, t * remote * d, fan_out * c, t * remote * c)
 

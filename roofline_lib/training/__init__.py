@@ -6,8 +6,10 @@
                 pipeline and context parallel communication; train_step
     search      every parallel layout of a number of chips at once, the fastest that fit
     records     published training measurements (data/training/) beside the bound for each
+    moe         mixture-of-experts training with expert parallelism: all-to-alls, expert gradients, DualPipe, FP8
 """
 
+from . import moe
 from .flops import CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu, time_to_train
 from .memory import (
                      OPTIMIZERS,
@@ -39,5 +41,5 @@ from .step import (
 __all__ = ["CONVENTIONS", "OPTIMIZERS", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun", "TrainingTime",
            "activation_bytes_per_layer", "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip",
            "flops_per_token", "hfu", "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu",
-           "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
+           "moe", "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
            "time_to_train", "train_step", "training_runs", "update_bytes_per_param"]
