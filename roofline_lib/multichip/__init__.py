@@ -3,6 +3,7 @@ cost model in ``nccl``), and tensor, pipeline and expert parallelism and replica
 expert-parallel serving at scale, its all-to-alls as DeepEP moves them (``expert_serving``).
 """
 
+from . import expert_serving
 from .collectives import (
     LINK_ALIASES,
     LINKS,
@@ -25,16 +26,7 @@ from .collectives import (
     weight_gathered_crossover_tokens,
     weight_gathered_layer_bytes,
 )
-from .expert_serving import (
-    AllToAll,
-    ExpertParallelStep,
-    alltoall_bytes_per_layer,
-    combine_bytes_per_copy,
-    dispatch_bytes_per_copy,
-    ep_serving_step,
-    experts_per_chip,
-    nodes_touched,
-)
+from .expert_serving import alltoall_bytes_per_layer, ep_serving_step
 from .parallel import (
     TERMS,
     MultiChipEstimate,
@@ -48,8 +40,7 @@ from .parallel import (
 )
 
 __all__ = [
-    "AllToAll", "alltoall_bytes_per_layer", "combine_bytes_per_copy", "dispatch_bytes_per_copy", "ep_serving_step",
-    "experts_per_chip", "ExpertParallelStep", "nodes_touched",
+    "alltoall_bytes_per_layer", "ep_serving_step", "expert_serving",
     "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "canonical_link", "ep_decode_step",
     "kv_shards", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes", "MultiChipEstimate",
     "NCCL_BASE_LATENCY", "NCCL_STEP_LATENCY", "pp_decode_step", "reduce_scatter_bytes", "replica_decode_step",

@@ -141,6 +141,7 @@ class ExpertParallelStep:
 
     @property
     def t_compute(self):
+        """Seconds of the chip's kernels: its attention side plus its experts."""
         return self.t_attention + self.t_experts
 
     @property
@@ -152,10 +153,12 @@ class ExpertParallelStep:
 
     @property
     def tokens_per_s_per_chip(self):
+        """Tokens the chip produces (decode) or prefills per second."""
         return self.tokens_per_chip / self.time
 
     @property
     def fits(self):
+        """Whether its weights and KV cache fit the memory it has for them."""
         return self.memory_per_chip <= self.usable_memory
 
 

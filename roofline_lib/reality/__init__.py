@@ -9,7 +9,6 @@ from .records import (
     MEASUREMENT_DIR,
     MEASURES,
     PER,
-    PHASES,
     POOL_DIR,
     TIME_UNITS,
     Comparison,
@@ -24,7 +23,7 @@ from .records import (
 
 __all__ = [
     "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "estimate", "estimate_terms",
-    "load_measurements", "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "PHASES", "POOL_DIR",
+    "load_measurements", "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "POOL_DIR",
     "published_measurements",
     "Record", "Terms", "TIME_UNITS",
 ]

@@ -88,6 +88,7 @@ class MoELayerTimes:
 
     @property
     def sequential(self):
+        """Compute, then communication: nothing overlapped."""
         return self.t_compute + self.t_comm
 
     @property
