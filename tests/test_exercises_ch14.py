@@ -20,10 +20,11 @@ def _fits(ep):
 HAND = {
     "14.touched_32": float(256 * (1 - (1 - Fraction(8, 256)) ** 32)),
     "14.dispatch_qwen3": 8 * (4096 + 4096 // 128 * 4),
-    # per H200: 32 experts x 58 layers x 44.0 MB = 81.7 GB of expert weights at 4.8 TB/s is 17 ms; its own 32
-    # sequences' KV (4.5 GB) and the rest of the weights (17 GB) 4.5 ms; 32 x 8 x 7/8 copies x 21,728 bytes x 58
-    # layers over NVLink's 450 GB/s each way, 0.6 ms
-    "14.predict_one_node": "routed experts",
+    # per H200: 32 experts x 58 layers x 44.0 MB = 81.7 GB of expert weights at 4.8 TB/s, 17 ms, and a little more as
+    # the batch grows; the attention side reads the other 17.7 GB of weights (3.7 ms) plus each sequence's 2,001 x
+    # 70,272 bytes of latent (0.029 ms per sequence at 4.8 TB/s): 3.7 + 256 x 0.029 = 11 ms < 18 ms at 256,
+    # 3.7 + 512 x 0.029 = 19 ms > 18.7 ms at 512
+    "14.predict_attention_overtakes": 512,
     # EP16: 17.1 + 40.9 + 36.85 = 94.8 GB > 85.5; EP32: 17.1 + 20.4 + 36.85 = 74.4 GB fits
     "14.design_smallest_ep": next(n for n in (8, 16, 32, 64, 72, 144) if _fits(n)),
     "14.predict_gemm_share": (2 * 8 * 4096 * 7168 / 1978.9e12)

@@ -4,7 +4,6 @@ all-to-all's bytes, an expert-parallel step, a whole run's GPU-hours) from the f
 from .core import Question
 
 EP_CHOICES = (8, 16, 32, 64, 72, 144)
-TERMS = ("attention side", "routed experts", "all-to-all")
 
 
 def _touched(tokens=32):
@@ -25,9 +24,8 @@ def _step(chip, batch, context, ep):
     return ep_serving_step("deepseek-v3", chip, batch, context, ep, redundant_experts=(-256) % ep)
 
 
-def _largest_term_one_node():
-    st = _step("H200", 32, 2000, 8)
-    return max(zip((st.t_attention, st.t_experts, st.t_comm), TERMS, strict=True))[1]
+def _attention_overtakes():
+    return next(b for b in (2**i for i in range(12)) if (st := _step("H200", b, 2000, 8)).t_attention > st.t_experts)
 
 
 def _smallest_ep_that_fits():
@@ -59,18 +57,14 @@ QUESTIONS = [
              "128 channels?", _dispatch_qwen3, rtol=0.01, unit="B",
              hints=("the low-latency kernels send one copy of the token to each of its experts: how big is one copy?",
                     "8 copies x (4096 one-byte values + 4096/128 scales of 4 bytes)")),
-    Question("14.predict_one_node", "Predict, then check with rl.multichip.ep_serving_step: DeepSeek-V3 on one "
-             "8 x H200 node (EP8, fp8 weights), 32 sequences per GPU at 2,000 positions. Which term of the step is "
-             "largest: 'attention side', 'routed experts' or 'all-to-all'?", _largest_term_one_node, kind="choice",
-             choices=TERMS,
-             why={"all-to-all": "inside one node every copy crosses NVLink at 450 GB/s each way: how many bytes is "
-                                "that against the expert weights each GPU reads?",
-                  "attention side": "each GPU holds 32 experts of every layer; at 256 tokens a layer they are "
-                                    "all touched: compare their bytes with 32 sequences' KV"},
-             hints=("at 32 sequences per GPU, what does each GPU read most of: KV, its 32 experts' weights per "
-                    "layer, or bytes to send?",
-                    "step = rl.multichip.ep_serving_step('deepseek-v3', 'H200', 32, 2000, 8), then compare "
-                    "step.t_attention, step.t_experts and step.t_comm")),
+    Question("14.predict_attention_overtakes", "Predict, then check with rl.multichip.ep_serving_step: DeepSeek-V3 "
+             "on one 8 x H200 node (EP8, fp8 weights) at 2,000 positions. From how many sequences per GPU (a power of "
+             "two, whether or not it fits the memory) does the attention side take longer than the routed experts?",
+             _attention_overtakes, unit="sequences", rounding="up",
+             hints=("the experts' bytes per GPU hardly grow with the batch once all are touched; what grows with "
+                    "every sequence?",
+                    "for b = 16, 32, 64, ...: step = rl.multichip.ep_serving_step('deepseek-v3', 'H200', b, 2000, 8); "
+                    "the first b with step.t_attention > step.t_experts")),
     Question("14.design_smallest_ep", "Design: DeepSeek-V3 (fp8 weights, bf16 latent cache) decoding 128 sequences per "
              "H800 at 4,096 positions. What is the smallest EP degree among 8, 16, 32, 64, 72 and 144 (72 and 144 with "
              "32 redundant experts) at which one GPU's weights and KV cache fit its memory?", _smallest_ep_that_fits,

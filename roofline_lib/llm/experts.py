@@ -47,7 +47,9 @@ def experts_touched(model, tokens, *, imbalance=None):
     Vectorised over ``tokens``. DeepSeek-V3 (k = 8 of E = 256): 8 at one token, about 57 at 8, 222 at 64.
 
     >>> round(float(experts_touched("deepseek-v3", 64)), 1)
-    222.4"""
+    222.4
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     m = _moe(model)
     tokens = positive("tokens", tokens)
     if imbalance is None:

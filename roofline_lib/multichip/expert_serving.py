@@ -48,7 +48,9 @@ def _moe(model):
 
 
 def dispatch_bytes_per_copy(model, dtype="fp8"):
-    """Bytes of one token's hidden vector sent to one expert: h in ``dtype``, plus h/128 fp32 scales in fp8."""
+    """Bytes of one token's hidden vector sent to one expert: h in ``dtype``, plus h/128 fp32 scales in fp8.
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     m = _moe(model)
     h = m.hidden_size
     scales = 4 * math.ceil(h / SCALE_GROUP) if dtype == "fp8" else 0
@@ -56,7 +58,9 @@ def dispatch_bytes_per_copy(model, dtype="fp8"):
 
 
 def combine_bytes_per_copy(model, dtype="bf16"):
-    """Bytes of one expert's output for one token sent back: h in ``dtype``."""
+    """Bytes of one expert's output for one token sent back: h in ``dtype``.
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     return _moe(model).hidden_size * BYTES_PER_ELEMENT[dtype]
 
 
@@ -94,7 +98,9 @@ def alltoall_bytes_per_layer(model, tokens_per_chip, n_chips, *, gpus_per_node=8
     evenly over ``n_chips`` (``gpus_per_node`` a node). low_latency: k copies a token, (g - 1)/n of them to its
     node's other GPUs, (n - g)/n to other nodes. normal: one copy per other node touched over the NIC, the k
     copies fanned out over NVLink inside the nodes ((g - 1)/g of them cross it); ``node_limit`` as in
-    ``nodes_touched``."""
+    ``nodes_touched``.
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     m = _moe(model)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -172,7 +178,9 @@ def ep_serving_step(model, hw, batch_per_chip, context, n_chips, *, phase="decod
     """One decode step (``context`` positions) or prefill (``context`` prompt tokens) of ``batch_per_chip``
     sequences on each of ``n_chips`` chips, experts spread over all of them (see the module docstring).
     ``topology`` (default: the chip's 8-GPU board in data/topologies.toml) gives the NVLink and NIC bandwidths;
-    ``mode`` DeepEP's kernels (default: low_latency for decode, normal for prefill)."""
+    ``mode`` DeepEP's kernels (default: low_latency for decode, normal for prefill).
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype,
               n_chips=n_chips, usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
     m, hw, n = _moe(s.model), s.hw, s.n_chips

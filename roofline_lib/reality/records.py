@@ -240,7 +240,7 @@ def _node_size(chip):
 def published_measurements(directory=MEASUREMENT_DIR):
     """Every record in ``directory`` (default ``data/measurements/``), file by file.
 
-    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
+    Taught in chapter 11 (notebooks/11_serving.ipynb); also used in chapter 14."""
     records = [rec for path in sorted(pathlib.Path(directory).glob("*.toml")) for rec in load_measurements(path)]
     seen = set()
     for rec in records:
@@ -328,7 +328,7 @@ def _largest_batch(rec):
 def compare(rec):
     """One record against the course's lower bound for the same work (see the module docstring).
 
-    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
+    Taught in chapter 11 (notebooks/11_serving.ipynb); also used in chapter 14."""
     chip = get_accelerator(rec.chip)
     # Where the engine picked the batch: for throughput the largest batch that fits (within the engine's
     # published limit) gives the lowest time per token, and for a latency (TTFT, time per token) batch 1

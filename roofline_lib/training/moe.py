@@ -38,14 +38,18 @@ def _moe(model):
 
 def fp8_training_bytes_per_param():
     """Bytes per parameter of DeepSeek-V3's FP8 training (FP32 master weights and gradients, BF16 moments): 12,
-    against mixed-precision AdamW's 16 (``training.bytes_per_param``)."""
+    against mixed-precision AdamW's 16 (``training.bytes_per_param``).
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     return sum(FP8_TRAINING_BYTES.values())
 
 
 def grouped_gemm_efficiency(model, hw, tokens_per_expert, dtype="fp8"):
     """The share of the peak one expert's gate/up GEMM can reach at ``tokens_per_expert`` rows: its time at peak
     compute over its roofline lower bound (weights read once per expert). Vectorised. Small per-expert batches leave
-    the experts memory-bound: the reason an MoE step needs many tokens per expert."""
+    the experts memory-bound: the reason an MoE step needs many tokens per expert.
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     m = _moe(model)
     hw = get_accelerator(hw)
     t = positive("tokens_per_expert", tokens_per_expert)
@@ -105,7 +109,9 @@ class MoELayerTimes:
 def moe_layer_times(model, hw, tokens_per_chip, ep, *, gpus_per_node=8, nic_bandwidth=50e9, mfu=1.0,
                     dtype="fp8", node_limit=None):
     """``MoELayerTimes`` of one MoE layer for ``tokens_per_chip`` tokens: compute at ``mfu`` of the ``dtype`` peak
-    (6 FLOPs per active weight per token); all-to-alls at the chip's NVLink (per direction) and ``nic_bandwidth``."""
+    (6 FLOPs per active weight per token); all-to-alls at the chip's NVLink (per direction) and ``nic_bandwidth``.
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     m = _moe(model)
     hw = get_accelerator(hw)
     t = positive("tokens_per_chip", tokens_per_chip)
@@ -127,7 +133,9 @@ def moe_layer_times(model, hw, tokens_per_chip, ep, *, gpus_per_node=8, nic_band
 def pipeline_bubble(schedule, pp, f, b, w=0.0):
     """Idle time of one pipeline flush (DeepSeek-V3 report, Table 2), with f, b, w the times of a forward chunk,
     a full backward chunk and its weight-gradient part: 1F1B (PP - 1)(F + B); ZB1P (PP - 1)(F + B - 2W);
-    DualPipe (PP/2 - 1)(F&B + B - 3W), F&B the two overlapped chunks (taken as F + B, their no-overlap sum)."""
+    DualPipe (PP/2 - 1)(F&B + B - 3W), F&B the two overlapped chunks (taken as F + B, their no-overlap sum).
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     pp = int(positive("pp", pp, integer=True))
     forms = {"1f1b": (pp - 1) * (f + b), "zb1p": (pp - 1) * (f + b - 2 * w),
              "dualpipe": (pp / 2 - 1) * ((f + b) + b - 3 * w)}

@@ -195,7 +195,7 @@ class TrainingRun:
 def training_runs(directory=RUNS_DIR):
     """The whole-run records of ``data/training/runs/`` (GPU-hours of pretraining from model cards).
 
-    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 14."""
     out = []
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         raw = read_toml(path)
