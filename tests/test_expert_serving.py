@@ -104,3 +104,14 @@ def test_bad_input():
         X.alltoall_bytes_per_layer(DSV3, 8, 64, mode="fast")
     with pytest.raises(ValueError, match="8-GPU board"):
         X.ep_serving_step(DSV3, "MI300X", 8, 100, 64)
+
+
+def test_chapter_09_alltoall_model_under_deepep():
+    """multichip.collectives.alltoall_time_on (NCCL's ring-LL latencies borrowed: 6.6 us + (n - 1) x 0.6 us, then
+    the bytes at NVLink's per-direction rate) against DeepEP's measured EP8 low-latency dispatch and combine on
+    H800s: below both, and by hand 6.6 + 4.2 us + 7/8 x 128 x 8 x 7392 bytes / 200 GB/s."""
+    h800 = rl.get_accelerator("H800")
+    dispatch = rl.multichip.alltoall_time_on(h800, "nvlink", 128 * 8 * 7392, 8)
+    combine = rl.multichip.alltoall_time_on(h800, "nvlink", 128 * 8 * 14336, 8)
+    assert dispatch == pytest.approx(6.6e-6 + 7 * 0.6e-6 + 7 / 8 * 128 * 8 * 7392 / 200e9, rel=1e-9)
+    assert dispatch < 77e-6 and combine < 114e-6
