@@ -87,3 +87,27 @@ def test_h800_figures():
     assert h800.interconnect_bandwidth / h100.interconnect_bandwidth == pytest.approx(400 / 900)
     board = rl.get_topology("HGX H800")
     assert board.bus_bandwidth == pytest.approx(8 * 20.6e9) and board.nic_bandwidth == 50e9
+
+
+def test_units_per_node_and_a_prefill_pool_at_the_largest_batch(tmp_path):
+    """'input tokens/s/node' is a rate per node (per must say so); a prefill pool whose engine chose the batch is
+    bounded at the largest batch that fits (the lowest time per token), as a throughput record is: 8 nodes of H800
+    prefilling 4,096-token prompts at 50,000 tokens/s per node stays above that bound."""
+    path = _write(tmp_path, unit="input tokens/s/node", phase="prefill", measures="prefill_throughput",
+                  batch="max", prompt_len=4096, output_len=None, n_chips=64, chip="H800", value=50000.0)
+    rec, = R.load_measurements(path)
+    c = R.compare(rec)
+    assert c.batch > 1 and c.ratio > 1
+    assert c.measured_s == pytest.approx(c.batch * 4096 / (50000.0 * 64 / 8), rel=1e-12)
+    with pytest.raises(ValueError, match='must be "node" for a unit per node'):
+        R.load_measurements(_write(tmp_path, unit="tokens/s/node", per="chip"))
+
+
+def test_dispatch_and_combine_bytes_per_token_by_hand():
+    """Per token per MoE layer, 8 copies: dispatch 8 x (7168 + 56 x 4) = 59,136 bytes, combine 8 x 2 x 7168 =
+    114,688."""
+    from roofline_lib.multichip import expert_serving as X
+    a2a = X.alltoall_bytes_per_layer("deepseek-v3", 1, 1)  # one chip: nothing leaves; count the copies instead
+    assert a2a.dispatch_nic == a2a.dispatch_nvlink == 0
+    assert 8 * X.dispatch_bytes_per_copy("deepseek-v3") == 59136
+    assert 8 * X.combine_bytes_per_copy("deepseek-v3") == 114688

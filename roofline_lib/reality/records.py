@@ -52,22 +52,23 @@ MEASURES = ("decode_step", "prefill", "prefill_throughput", "throughput", "reque
 PER = ("sequence", "system", "chip", "request", "node")
 PHASES = ("prefill", "decode")  # a pool of a disaggregated deployment runs one of them; "" for both
 # Published units, read by _unit(): a rate of tokens per second ("tok/s", "Tokens per second",
-# "out tok/s/GPU"), or a time ("s", "ms", "ms/token", "us").
+# "out tok/s/GPU", "input tokens/s/node"), or a time ("s", "ms", "ms/token", "us").
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "ms/tok": 1e-3, "us": 1e-6, "ns": 1e-9}
-ACCEPTED_UNITS = "tok/s, tokens/s, Tokens per second, output tok/s/GPU, s, ms, ms/token, us, ns"
+ACCEPTED_UNITS = "tok/s, tokens/s, Tokens per second, output tok/s/GPU, tok/s/node, s, ms, ms/token, us, ns"
 
 
 def _unit(text):
-    """('rate', per_gpu) or ('time', seconds per unit) for a published unit, or None if not understood."""
+    """('rate', "chip", "node" or "") or ('time', seconds per unit) for a published unit, or None if not
+    understood."""
     u = text.lower().replace(" ", "").replace("persecond", "/s").replace("/second", "/s").replace("/sec", "/s")
     u = u.replace("tokens", "tok").replace("token", "tok")
-    for prefix in ("completed", "output", "out"):
+    for prefix in ("completed", "output", "out", "input"):
         u = u.removeprefix(prefix)
-    per_gpu = u.endswith("/gpu")
-    u = u.removesuffix("/gpu")
+    scope = "chip" if u.endswith("/gpu") else "node" if u.endswith("/node") else ""
+    u = u.removesuffix("/gpu").removesuffix("/node")
     if u == "tok/s":
-        return "rate", per_gpu
-    if u in TIME_UNITS and not per_gpu:
+        return "rate", scope
+    if u in TIME_UNITS and not scope:
         return "time", TIME_UNITS[u]
     return None
 
@@ -170,8 +171,9 @@ def _record(path, source, r):
     if unit is None:
         fail("unit", f"{r['unit']!r} is not understood; accepted: {ACCEPTED_UNITS}")
     measures, per = choice("measures", MEASURES), choice("per", PER)
-    if unit == ("rate", True) and per != "chip":
-        fail("per", f"must be \"chip\" for a unit per GPU ({r['unit']!r}); got {per!r}")
+    if unit[0] == "rate" and unit[1] and per != unit[1]:
+        fail("per", f"must be \"{unit[1]}\" for a unit per {'GPU' if unit[1] == 'chip' else 'node'} "
+             f"({r['unit']!r}); got {per!r}")
     batch = r["batch"] if r["batch"] == "max" else whole("batch")
     output_len = whole("output_len") if "output_len" in r else None
     prompt_len = whole("prompt_len") if "prompt_len" in r else None
@@ -330,11 +332,11 @@ def compare(rec):
 
     Taught in chapter 11 (notebooks/11_serving.ipynb); also used in chapter 14."""
     chip = get_accelerator(rec.chip)
-    # Where the engine picked the batch: for throughput the largest batch that fits (within the engine's
-    # published limit) gives the lowest time per token, and for a latency (TTFT, time per token) batch 1
-    # gives the lowest: either way still a bound.
+    # Where the engine picked the batch: for throughput (output or input tokens) the largest batch that fits
+    # (within the engine's published limit) gives the lowest time per token, and for a latency (TTFT, time per
+    # token) batch 1 gives the lowest: either way still a bound.
     batch = rec.batch
-    if batch == "max" and rec.measures == "throughput":
+    if batch == "max" and rec.measures in ("throughput", "prefill_throughput"):
         batch = min(_largest_batch(rec), rec.batch_limit or math.inf)
     elif batch == "max":
         batch = 1
