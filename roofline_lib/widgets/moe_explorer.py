@@ -2,10 +2,10 @@
 the load imbalance and the chip move: where the step's time goes, and the memory one chip holds.
 
 Controls: the sequences each chip decodes (the main slider), the EP degree (the pool's chips; 72 and 144 with 32
-redundant experts, as EPLB places them), the imbalance (the busiest chip's tokens over the mean), the chip (each with
-its 8-GPU board's NIC) and two-batch overlap. Top: the bytes one chip holds against its memory. Bottom: its attention
-side, its experts and its all-to-alls (``multichip.ep_serving_step``); the dashed line is the step (the larger of
-compute and communication with two-batch overlap, their sum without).
+redundant experts, as EPLB places them), the imbalance (max over mean: the busiest chip's tokens over the mean), the
+chip (each with its 8-GPU board's NIC) and two-batch overlap. Top: the bytes one chip holds against its memory.
+Bottom: its attention side, its experts and its all-to-alls (``multichip.ep_serving_step``); the dashed line is the
+step (the larger of compute and communication with two-batch overlap, their sum without).
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ class MoEExplorer(Explorer):
         controls = {
             "batch_per_chip": int_log_slider("sequences per chip", 1, 1024, batch_per_chip, per_octave=2),
             "ep": toggles("EP", list(EP_DEGREES), ep, button="38px"),
-            "imbalance": ipywidgets.FloatSlider(value=imbalance, min=1.0, max=2.0, step=0.05,
-                                                description="imbalance (max / mean)",
-                                                style={"description_width": "initial"}),
+            "imbalance": ipywidgets.FloatSlider(value=imbalance, min=1.0, max=2.0, step=0.05, description="imbalance",
+                                                style={"description_width": "initial"},
+                                                layout=ipywidgets.Layout(width="320px")),
             "chip": ipywidgets.Dropdown(options=list(CHIPS), value=get_accelerator(chip).name, description="chip",
                                         style={"description_width": "initial"},
                                         layout=ipywidgets.Layout(width="200px")),
