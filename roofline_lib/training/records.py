@@ -156,7 +156,9 @@ def load_measurements(path):
 
 
 def published_measurements(directory=TRAINING_DIR):
-    """Every record in ``directory`` (default ``data/training/``), ids unique across files."""
+    """Every record in ``directory`` (default ``data/training/``), ids unique across files.
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     out, seen = [], {}
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         for rec in load_measurements(path):
@@ -295,7 +297,7 @@ def measured_vs_predicted(records=None):
     """Each record (default: every file of ``data/training/``) beside its bound and estimate: a list of
     ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...).
 
-    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapters 13, 14."""
     records = published_measurements() if records is None else records
     return [compare(r) for r in records]
 
