@@ -95,9 +95,9 @@ QUESTIONS = [
                     "a node holds 8 GPUs: divide the node's rate by 8, not by the pool's 72")),
     Question("14.explain_double_ep", "Explain: DeepSeek decodes on EP144, SGLang on EP72, both at 128 sequences "
              "per GPU. In the course's model, what does doubling the EP degree cut most, per GPU: 'expert weights', "
-             "'all-to-all bytes', 'attention time' or 'KV cache'?", lambda: "expert weights", kind="choice",
-             choices=("expert weights", "all-to-all bytes", "attention time", "KV cache"),
-             why={"all-to-all bytes": "a GPU sends each of its tokens to 8 experts either way; only the share that "
+             "'communication', 'attention time' or 'KV cache'?", lambda: "expert weights", kind="choice",
+             choices=("expert weights", "communication", "attention time", "KV cache"),
+             why={"communication": "a GPU sends each of its tokens to 8 experts either way; only the share that "
                                       "stays in its node changes (8/72 vs 8/144)",
                   "attention time": "each GPU still runs attention for its own 128 sequences",
                   "KV cache": "each GPU keeps its own sequences' cache, whatever the EP degree"},
