@@ -78,7 +78,7 @@ import ipywidgets
 import roofline_lib as rl
 moved = {}
 for name in ["RooflineExplorer", "MatmulExplorer", "AttentionExplorer", "LLMExplorer", "CommsExplorer",
-             "ServingExplorer", "TrainingExplorer"]:
+             "ServingExplorer", "TrainingExplorer", "MoEExplorer"]:
     explorer = getattr(rl.widgets, name)()
     explorer.widget()
     before = explorer.readout.value

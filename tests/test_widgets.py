@@ -211,6 +211,8 @@ def _pixels(fig):
                    ("model", "Llama-2-7B"), ("weight_dtype", "int4")]),
     (rl.widgets.TrainingExplorer, [("n_chips", 2048), ("pp", 1), ("recompute", "full"), ("chip", "B200"),
                                    ("n_chips", 8), ("seq_len", 131072), ("zero_stage", 3)]),
+    (rl.widgets.MoEExplorer, [("batch_per_chip", 16), ("ep", 8), ("imbalance", 1.5), ("chip", "H800 SXM5"),
+                              ("two_batch_overlap", False), ("batch_per_chip", 1024)]),
 ])
 def test_cached_redraw_equals_a_full_draw(cls, changes):
     """After every change (moving artists, or static ones such as roofs and curves), the picture drawn
@@ -230,9 +232,9 @@ def test_cached_redraw_equals_a_full_draw(cls, changes):
 # ------------------------------------------------------------------ sliders: whole numbers, defaults on a step
 
 ALL_EXPLORERS = ["RooflineExplorer", "MatmulExplorer", "AttentionExplorer", "LLMExplorer", "CommsExplorer",
-                 "ServingExplorer", "TrainingExplorer"]
+                 "ServingExplorer", "TrainingExplorer", "MoEExplorer"]
 # quantities that are counts or sizes: their sliders must give ints
-WHOLE = {"M", "N", "K", "T", "S", "G", "batch", "context", "n_chips", "prompt_len", "output_len", "k"}
+WHOLE = {"M", "N", "K", "T", "S", "G", "batch", "context", "n_chips", "prompt_len", "output_len", "k", "batch_per_chip"}
 
 
 def _sliders(explorer):

@@ -83,7 +83,7 @@ def seconds(value, places=3):
 def nbytes(value, places=3):
     """A size in decimal bytes: nbytes(141e9) -> '141 GB'.
 
-    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 03, 04, 05, 06, 09, 10, 11."""
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 03, 04, 05, 06, 09, 10, 11, 14."""
     return eng(value, "B", places)
 
 

@@ -150,7 +150,7 @@ def check(question_id, answer, **context):
     """Compare ``answer`` with the library's value for ``question_id``; return Feedback.
 
     Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 03, 04, 05, 06, 07, 08, 09,
-    10, 11, 12, 13, 15."""
+    10, 11, 12, 13, 14, 15."""
     q = get_question(question_id)
     unanswered = answer is ... or answer is None
     return judge(q, answer, None if unanswered else q.expected(**context))

@@ -1,7 +1,9 @@
 """One model on several chips: the bytes and times of collectives over a link (``collectives``; NCCL's own
-cost model in ``nccl``), and tensor, pipeline and expert parallelism and replicas built on them (``parallel``).
+cost model in ``nccl``), and tensor, pipeline and expert parallelism and replicas built on them (``parallel``);
+expert-parallel serving at scale, its all-to-alls as DeepEP moves them (``expert_serving``).
 """
 
+from . import expert_serving
 from .collectives import (
     LINK_ALIASES,
     LINKS,
@@ -24,6 +26,7 @@ from .collectives import (
     weight_gathered_crossover_tokens,
     weight_gathered_layer_bytes,
 )
+from .expert_serving import alltoall_bytes_per_layer, ep_serving_step
 from .parallel import (
     TERMS,
     MultiChipEstimate,
@@ -37,6 +40,7 @@ from .parallel import (
 )
 
 __all__ = [
+    "alltoall_bytes_per_layer", "ep_serving_step", "expert_serving",
     "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "canonical_link", "ep_decode_step",
     "kv_shards", "LINK_ALIASES", "link_bandwidth", "LINKS", "megatron_layer_bytes", "MultiChipEstimate",
     "NCCL_BASE_LATENCY", "NCCL_STEP_LATENCY", "pp_decode_step", "reduce_scatter_bytes", "replica_decode_step",

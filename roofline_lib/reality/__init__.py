@@ -9,6 +9,7 @@ from .records import (
     MEASUREMENT_DIR,
     MEASURES,
     PER,
+    POOL_DIR,
     TIME_UNITS,
     Comparison,
     Record,
@@ -22,6 +23,7 @@ from .records import (
 
 __all__ = [
     "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "estimate", "estimate_terms",
-    "load_measurements", "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "published_measurements",
+    "load_measurements", "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "POOL_DIR",
+    "published_measurements",
     "Record", "Terms", "TIME_UNITS",
 ]

@@ -193,7 +193,8 @@ def estimate_terms(record, steps, batch):
     n = record.replica_chips
     engine = engine_for(record.system)
     kclass = kernel_class(record, engine)
-    kv_ways = 1 if m.mla else min(n, m.num_kv_heads)
+    # data-parallel attention (expert parallel): each chip holds its own sequences' KV; tensor parallel splits heads
+    kv_ways = n if "expert" in record.parallelism else 1 if m.mla else min(n, m.num_kv_heads)
     kernels = dequant = 0.0
     for work, weight in steps:
         k, d = _per_chip(work, achieved, n, kv_ways, kclass.weight_read_share)
@@ -202,7 +203,9 @@ def estimate_terms(record, steps, batch):
     passes = _forward_passes(record)
     boundaries = passes * kernels_per_forward(m) * KERNEL_BOUNDARY_S
     allreduce = 0.0
-    if n > 1:
+    # expert parallel with data-parallel attention has no tensor-parallel all-reduce: its all-to-alls are
+    # multichip.expert_serving's to bound, not a term here
+    if n > 1 and "expert" not in record.parallelism:
         key = "nvlink" if chip.interconnect_bandwidth else "pcie"
         link = collectives.nccl_link_share(chip, key) * collectives.link_bandwidth(chip, key)
         allreduce = sum(weight * _allreduce_seconds(work_tokens, m, n, link, engine)
@@ -216,7 +219,7 @@ def _forward_passes(record):
     """Forward passes in the record's unit of work: one per decode step or prefill."""
     if record.measures in ("prefill", "prefill_throughput", "decode_step") or record.output_len is None:
         return 1
-    return 1 + record.output_len
+    return record.output_len if record.phase == "decode" else 1 + record.output_len
 
 
 def _tokens_per_pass(record, batch):
@@ -225,6 +228,8 @@ def _tokens_per_pass(record, batch):
         return [(batch * record.prompt_len, 1)]
     if record.measures == "decode_step" or record.output_len is None:
         return [(batch, 1)]
+    if record.phase == "decode":  # a decode pool of a disaggregated deployment: its prompts were prefilled elsewhere
+        return [(batch, record.output_len)]
     return [(batch * record.prompt_len, 1), (batch, record.output_len)]
 
 

@@ -13,6 +13,11 @@ the same work beside it:
 - ``throughput`` and ``request``: seconds for ``batch`` whole requests (prefill, then
   ``output_len`` decode steps), from output tokens/s or from the published latency.
 
+A pool of a prefill/decode-disaggregated deployment says which phase it runs (``phase = "prefill"`` or
+``"decode"``): a decode pool's bound holds its decode steps only (its prompts were prefilled elsewhere), a
+prefill pool's its prefills only. ``per = "node"`` is a rate per node of ``chips_per_node`` chips (by default the
+chip's 8-GPU board in data/topologies.toml).
+
 On ``n_chips`` chips the work is split perfectly and communication is free: a lower bound
 still. A quantised format counts only its packed weights (no scales), and fp8 weights compute
 at the fp8 peak where the chip has one: both make the bound lower, never higher. So a lower
@@ -34,30 +39,36 @@ from ..llm.steps import decode_step, prefill
 from ..roofline.bounds import estimate
 from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
+from ..specs.topologies import get_topology, list_topologies
 from .ceilings import achieved_fractions, calibrated
 from .estimate import Terms, estimate_terms
 
 MEASUREMENT_DIR = DATA_DIR / "measurements"
+# pools of prefill/decode-disaggregated deployments (records with a phase), kept apart from the whole systems the
+# chapters up to 13 set beside their bounds; chapter 14 reads them: published_measurements(POOL_DIR)
+POOL_DIR = MEASUREMENT_DIR / "pools"
 
 MEASURES = ("decode_step", "prefill", "prefill_throughput", "throughput", "request")
-PER = ("sequence", "system", "chip", "request")
+PER = ("sequence", "system", "chip", "request", "node")
+PHASES = ("prefill", "decode")  # a pool of a disaggregated deployment runs one of them; "" for both
 # Published units, read by _unit(): a rate of tokens per second ("tok/s", "Tokens per second",
-# "out tok/s/GPU"), or a time ("s", "ms", "ms/token", "us").
+# "out tok/s/GPU", "input tokens/s/node"), or a time ("s", "ms", "ms/token", "us").
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "ms/tok": 1e-3, "us": 1e-6, "ns": 1e-9}
-ACCEPTED_UNITS = "tok/s, tokens/s, Tokens per second, output tok/s/GPU, s, ms, ms/token, us, ns"
+ACCEPTED_UNITS = "tok/s, tokens/s, Tokens per second, output tok/s/GPU, tok/s/node, s, ms, ms/token, us, ns"
 
 
 def _unit(text):
-    """('rate', per_gpu) or ('time', seconds per unit) for a published unit, or None if not understood."""
+    """('rate', "chip", "node" or "") or ('time', seconds per unit) for a published unit, or None if not
+    understood."""
     u = text.lower().replace(" ", "").replace("persecond", "/s").replace("/second", "/s").replace("/sec", "/s")
     u = u.replace("tokens", "tok").replace("token", "tok")
-    for prefix in ("completed", "output", "out"):
+    for prefix in ("completed", "output", "out", "input"):
         u = u.removeprefix(prefix)
-    per_gpu = u.endswith("/gpu")
-    u = u.removesuffix("/gpu")
+    scope = "chip" if u.endswith("/gpu") else "node" if u.endswith("/node") else ""
+    u = u.removesuffix("/gpu").removesuffix("/node")
     if u == "tok/s":
-        return "rate", per_gpu
-    if u in TIME_UNITS and not per_gpu:
+        return "rate", scope
+    if u in TIME_UNITS and not scope:
         return "time", TIME_UNITS[u]
     return None
 
@@ -96,6 +107,9 @@ class Record:
     # prompt + output positions beyond the model's trained context (its max_context): the engine ran them, so the
     # record is kept and bounded like any other (the bound counts FLOPs and bytes, not output quality); notes say so
     beyond_trained_context: bool = False
+    phase: str = ""  # "prefill" or "decode" for a pool of a disaggregated deployment; "" for a whole system
+    chips_per_node: int = 0  # the chips of one node, for a rate per node
+
 
     def measured_seconds(self, batch=None):
         """Seconds for the unit of work ``measures`` names (see the module docstring)."""
@@ -104,7 +118,8 @@ class Record:
         if kind == "time":
             return self.value * scale
         # tokens/s of one replica (all n_chips unless the model is copied over several groups of chips)
-        rate = {"chip": self.value * self.replica_chips, "system": self.value / self.replicas}.get(self.per, self.value)
+        rate = {"chip": self.value * self.replica_chips, "system": self.value / self.replicas,
+                "node": self.value * self.replica_chips / (self.chips_per_node or 1)}.get(self.per, self.value)
         if self.measures == "decode_step":
             return 1 / self.value if self.per == "sequence" else batch / rate
         if self.measures == "prefill_throughput":
@@ -156,8 +171,9 @@ def _record(path, source, r):
     if unit is None:
         fail("unit", f"{r['unit']!r} is not understood; accepted: {ACCEPTED_UNITS}")
     measures, per = choice("measures", MEASURES), choice("per", PER)
-    if unit == ("rate", True) and per != "chip":
-        fail("per", f"must be \"chip\" for a unit per GPU ({r['unit']!r}); got {per!r}")
+    if unit[0] == "rate" and unit[1] and per != unit[1]:
+        fail("per", f"must be \"{unit[1]}\" for a unit per {'GPU' if unit[1] == 'chip' else 'node'} "
+             f"({r['unit']!r}); got {per!r}")
     batch = r["batch"] if r["batch"] == "max" else whole("batch")
     output_len = whole("output_len") if "output_len" in r else None
     prompt_len = whole("prompt_len") if "prompt_len" in r else None
@@ -173,6 +189,21 @@ def _record(path, source, r):
     same_run_rate = entry.figure("system_tokens_per_s", r["system_tokens_per_s"]) if "system_tokens_per_s" in r else 0.0
     if per_replica and n_chips % per_replica:
         fail("chips_per_replica", f"must divide n_chips ({n_chips}); got {per_replica}")
+    phase = str(r.get("phase", ""))
+    if phase and phase not in PHASES:
+        fail("phase", f"must be one of {', '.join(PHASES)} (or left out for a whole system); got {phase!r}")
+    if phase == "decode" and measures not in ("decode_step", "throughput"):
+        fail("measures", f"of a decode pool must be decode_step or throughput (output tokens); got {measures!r}")
+    if phase == "prefill" and measures not in ("prefill", "prefill_throughput"):
+        fail("measures", f"of a prefill pool must be prefill or prefill_throughput; got {measures!r}")
+    if phase == "decode" and measures == "throughput" and output_len is None:
+        fail("output_len", "is needed for a decode pool's throughput: the decode steps each sequence runs there")
+    chips_per_node = whole("chips_per_node") if "chips_per_node" in r else 0
+    if per == "node" and not chips_per_node:
+        chips_per_node = _node_size(check("chip", get_accelerator).name)
+        if not chips_per_node:
+            fail("chips_per_node", "is needed for a rate per node: data/topologies.toml has no node of 8 or fewer "
+                 f"{r['chip']} (give how many chips one node holds, e.g. 8)")
     if unit[0] == "rate" and measures == "request":
         fail("unit", "of a request record must be a time (s, ms)")
     if not str(r["quote"]).strip():
@@ -196,14 +227,22 @@ def _record(path, source, r):
         batch_limit=batch_limit, system_tokens_per_s=float(same_run_rate), measures=measures, value=float(value),
         unit=str(r["unit"]), per=per, quote=str(r["quote"]).strip(), source=source, compute_dtype=compute,
         parallelism=str(r.get("parallelism", "none")), quant_scheme=str(r.get("quant_scheme", "")),
-        notes=notes, source_file=str(path), beyond_trained_context=beyond,
+        notes=notes, source_file=str(path), beyond_trained_context=beyond, phase=phase,
+        chips_per_node=chips_per_node,
     )
+
+
+def _node_size(chip):
+    """GPUs in one node of ``chip`` as data/topologies.toml describes it (an 8-GPU HGX/DGX board), or 0 where it
+    has none of 8 or fewer (a rack-scale NVLink domain such as NVL72 is not one node)."""
+    sizes = [t.gpus_per_node for t in map(get_topology, list_topologies()) if t.chip == chip and t.gpus_per_node <= 8]
+    return sizes[0] if sizes else 0
 
 
 def published_measurements(directory=MEASUREMENT_DIR):
     """Every record in ``directory`` (default ``data/measurements/``), file by file.
 
-    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
+    Taught in chapter 11 (notebooks/11_serving.ipynb); also used in chapter 14."""
     records = [rec for path in sorted(pathlib.Path(directory).glob("*.toml")) for rec in load_measurements(path)]
     seen = set()
     for rec in records:
@@ -271,6 +310,8 @@ def _steps(rec, batch):
     contexts = (rec.prompt_len or 0) + np.arange(1, out + 1)
     if rec.measures in ("prefill", "prefill_throughput"):
         return [(prefill(m, batch, rec.prompt_len, **dtypes), 1.0)]
+    if rec.phase == "decode" and rec.measures == "throughput":  # a decode pool: no prefill in its bound
+        return [(decode_step(m, batch, contexts, **dtypes), 1.0)]
     if rec.measures == "decode_step" or rec.prompt_len is None:
         return [(decode_step(m, batch, contexts, **dtypes), 1 / out)]  # the mean step of the generation
     return [(prefill(m, batch, rec.prompt_len, **dtypes), 1.0), (decode_step(m, batch, contexts, **dtypes), 1.0)]
@@ -289,13 +330,13 @@ def _largest_batch(rec):
 def compare(rec):
     """One record against the course's lower bound for the same work (see the module docstring).
 
-    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
+    Taught in chapter 11 (notebooks/11_serving.ipynb); also used in chapter 14."""
     chip = get_accelerator(rec.chip)
-    # Where the engine picked the batch: for throughput the largest batch that fits (within the engine's
-    # published limit) gives the lowest time per token, and for a latency (TTFT, time per token) batch 1
-    # gives the lowest: either way still a bound.
+    # Where the engine picked the batch: for throughput (output or input tokens) the largest batch that fits
+    # (within the engine's published limit) gives the lowest time per token, and for a latency (TTFT, time per
+    # token) batch 1 gives the lowest: either way still a bound.
     batch = rec.batch
-    if batch == "max" and rec.measures == "throughput":
+    if batch == "max" and rec.measures in ("throughput", "prefill_throughput"):
         batch = min(_largest_batch(rec), rec.batch_limit or math.inf)
     elif batch == "max":
         batch = 1
@@ -340,5 +381,6 @@ def measured_vs_predicted(records=None):
 
 __all__ = [
     "ACCEPTED_UNITS", "achieved_fractions", "calibrated", "compare", "Comparison", "load_measurements",
-    "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "published_measurements", "Record", "TIME_UNITS",
+    "measured_vs_predicted", "MEASUREMENT_DIR", "MEASURES", "PER", "PHASES", "POOL_DIR", "published_measurements",
+    "Record", "TIME_UNITS",
 ]

@@ -272,7 +272,7 @@ def get_accelerator(name):
     """Look up a chip by name or alias, case- and punctuation-insensitive ("h200", "H100-SXM").
 
     Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 03, 04, 05, 06, 07, 08, 09,
-    10, 11, 12, 13, 15."""
+    10, 11, 12, 13, 14, 15."""
     if isinstance(name, Accelerator):
         return name
     return _CATALOG.get(name)

@@ -329,7 +329,7 @@ def get_model(name):
     Hugging Face config.json given as a path or as a dict (``hf_config.model_from_config``).
 
     Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 04, 05, 06, 08, 09, 10, 11, 12,
-    13."""
+    13, 14."""
     if isinstance(name, Model):
         return name
     if isinstance(name, dict) or (isinstance(name, (str, pathlib.Path)) and str(name).endswith(".json")):

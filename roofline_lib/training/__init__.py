@@ -7,8 +7,10 @@
     search      every parallel layout of a number of chips at once, the fastest that fit
     practice    around a step: gradient accumulation (the batch's third factor), activation offloading
     records     published training measurements (data/training/) beside the bound for each
+    moe         mixture-of-experts training with expert parallelism: all-to-alls, expert gradients, DualPipe, FP8
 """
 
+from . import moe
 from .flops import (
                      CONVENTIONS,
                      TrainingTime,
@@ -49,8 +51,8 @@ from .step import (
 )
 
 __all__ = ["CONVENTIONS", "OPTIMIZERS", "Offload", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun",
-           "TrainingTime", "accumulation_steps", "activation_bytes_per_layer", "activation_offload", "bytes_per_param",
-           "compare", "convert_flops", "critical_tokens_per_chip", "flops_per_token", "hfu", "load_measurements",
-           "matmul_params", "measured_vs_predicted", "memory", "mfu", "mixed_peak_flops", "pipeline_bubble",
-           "published_measurements", "search", "step_time_split", "step_workload", "time_to_train", "train_step",
-           "training_runs", "update_bytes_per_param"]
+           "TrainingTime", "accumulation_steps", "activation_bytes_per_layer", "activation_offload",
+           "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip", "flops_per_token", "hfu",
+           "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu", "mixed_peak_flops", "moe",
+           "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
+           "time_to_train", "train_step", "training_runs", "update_bytes_per_param"]

@@ -73,7 +73,9 @@ def _optimizer(name):
 
 def bytes_per_param(optimizer="adamw"):
     """``(weights, gradients, optimizer states)`` bytes per parameter; optimizer states include the fp32 master
-    weights (and the fp32 gradient copy of ``"adamw_fp16"``). Their sum is the optimizer's row of ``OPTIMIZERS``."""
+    weights (and the fp32 gradient copy of ``"adamw_fp16"``). Their sum is the optimizer's row of ``OPTIMIZERS``.
+
+    Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     items = _optimizer(optimizer)
     weights = sum(v for k, v in items.items() if k.startswith("weights"))
     grads = sum(v for k, v in items.items() if k.startswith("gradients (") and "copy" not in k)

@@ -158,7 +158,7 @@ def load_measurements(path):
 def published_measurements(directory=TRAINING_DIR):
     """Every record in ``directory`` (default ``data/training/``), ids unique across files.
 
-    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 14."""
     out, seen = [], {}
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         for rec in load_measurements(path):
@@ -197,7 +197,7 @@ class TrainingRun:
 def training_runs(directory=RUNS_DIR):
     """The whole-run records of ``data/training/runs/`` (GPU-hours of pretraining from model cards).
 
-    Taught in chapter 12 (notebooks/12_training_step.ipynb)."""
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 14."""
     out = []
     for path in sorted(pathlib.Path(directory).glob("*.toml")):
         raw = read_toml(path)
@@ -310,7 +310,7 @@ def measured_vs_predicted(records=None):
     """Each record (default: every file of ``data/training/``) beside its bound and estimate: a list of
     ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...).
 
-    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapters 13, 14."""
     records = published_measurements() if records is None else records
     return [compare(r) for r in records]
 

@@ -13,10 +13,11 @@ from .comms_explorer import CommsExplorer
 from .controls import log_slider
 from .llm_explorer import LLMExplorer
 from .matmul_explorer import MatmulExplorer
+from .moe_explorer import MoEExplorer
 from .roofline_explorer import RoofAxes, RooflineExplorer
 from .serving_explorer import ServingExplorer
 from .training_explorer import TrainingExplorer
 
-__all__ = ["AttentionExplorer", "CommsExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "RoofAxes",
+__all__ = ["AttentionExplorer", "CommsExplorer", "Explorer", "LLMExplorer", "MatmulExplorer", "MoEExplorer", "RoofAxes",
            "RooflineExplorer", "ServingExplorer", "TrainingExplorer", "eng", "freeze_layout",
            "live_figures", "log_slider", "snapshot"]

@@ -137,7 +137,7 @@ def live_figures():
     """``%matplotlib widget`` where live figures work, else ``%matplotlib inline`` with a note saying why: the
     explorers then redraw a still image at each slider step.
 
-    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 03, 04, 05, 09, 11, 13."""
+    Taught in chapter 02 (notebooks/02_roofline_model.ipynb); also used in chapters 03, 04, 05, 09, 11, 13, 14."""
     from IPython import get_ipython
 
     shell = get_ipython()
