@@ -493,7 +493,7 @@ def test_quoted_figures_match_their_traces(key):
         elif quoted == 0:
             assert measured[name] == 0, name
         else:
-            # its significant digits as written: 84.5e-3 has 3, 1.733 has 4, 616e12 has 3
+            # its significant digits as written: 84.5e-3 has 3, 1.733 has 4, 616.4e12 has 4
             mantissa = repr(float(quoted)).split("e")[0].replace(".", "").lstrip("0").rstrip("0")
             assert float(f"{measured[name]:.{max(len(mantissa), 1)}g}") == pytest.approx(quoted), (name, measured[name])
 

@@ -50,7 +50,7 @@ PUBLISHED = {
         "H100 80GB HBM3, a Hugging Face forward pass of Qwen1.5-0.5B-Chat on 16 x 559 tokens",
         {"window_s": 49.7e-3, "busy_share": 0.92, "launch_call_s": 3.33e-6, "launch_interval_s": 18.9e-6,
          # the MLP's gate and up projections, 8944 x 2816 x 1024 in bf16, 48 of them: their median rate
-         "mlp_gemms": 48, "mlp_flops_per_s": 616e12, "elementwise_s": 28.8e-3, "gemm_s": 12.8e-3}),
+         "mlp_gemms": 48, "mlp_flops_per_s": 616.4e12, "elementwise_s": 28.8e-3, "gemm_s": 12.8e-3}),
     "communication": PublishedTrace(
         "v100-ddp-allreduce.json.gz", HTA + "df_index_resolver/df_index_resolver.json.gz",
         "V100-SXM2-32GB, rank 1 of 2, data-parallel training; NCCL all-reduce kernels on their own stream",
