@@ -410,6 +410,22 @@ def test_diagnosis_of_exposed_communication(tmp_path):
     assert "100 µs exposed" in str(d)
 
 
+def test_hidden_communication_longer_than_the_rest_is_noted(tmp_path):
+    # elementwise work 0-60 us on stream 7; an all-reduce 10-90 us on stream 20: 50 us of it hidden, 30 exposed,
+    # yet 80 us of communication against 60 us of everything else: the all-reduce sets the step's length
+    t = hand_trace(tmp_path, [dict(name="vectorized_elementwise_kernel", start=0, duration=60e-6),
+                              dict(name="ncclKernel_AllReduce_RING_LL_Sum_bfloat16", start=10e-6, duration=80e-6,
+                                   stream=20)], device_name="NVIDIA H100 80GB HBM3")
+    assert t.non_communication_s == pytest.approx(60e-6) and t.communication_exposed_s == pytest.approx(30e-6)
+    d = t.diagnose()
+    assert d.bottleneck == "memory" and any("critical path" in n for n in d.notes)
+    # the same all-reduce, 10-50 us: 40 us, all hidden behind the 60 us: no note
+    t = hand_trace(tmp_path, [dict(name="vectorized_elementwise_kernel", start=0, duration=60e-6),
+                              dict(name="ncclKernel_AllReduce_RING_LL_Sum_bfloat16", start=10e-6, duration=40e-6,
+                                   stream=20)], device_name="NVIDIA H100 80GB HBM3")
+    assert not any("critical path" in n for n in t.diagnose().notes)
+
+
 def test_on_roofline_draws_the_gemms(tmp_path):
     pytest.importorskip("matplotlib")
     from matplotlib import pyplot as plt
@@ -442,7 +458,9 @@ def measured_figures(key):
                launch_call_s=s.launch_cpu_s, launch_interval_s=s.launch_interval_s,
                communication_s=t.communication_s, communication_hidden_s=t.communication_overlapped_s,
                elementwise_s=cats["elementwise/normalisation"], gemm_s=cats["GEMM"])
-    out |= dict(boundaries=len(t.kernels) - 1, boundary_gap_s=t.idle_s / (len(t.kernels) - 1))
+    out |= dict(boundaries=len(t.kernels) - 1, boundary_gap_s=t.idle_s / (len(t.kernels) - 1),
+                boundaries_under_2ns=sum(b.start - a.end < 2e-9 for a, b in zip(t.kernels, t.kernels[1:],
+                                                                                   strict=False)))
     norms = [k.duration for k in t.kernels if "Rmsnorm2dFwd" in k.name]
     if norms:
         out |= dict(rmsnorm_min_s=min(norms))
@@ -457,7 +475,11 @@ def measured_figures(key):
         out |= dict(split_gap_s=t.split_gaps[0][1], busy_share_with_gap=t.busy_s / t.window_s)
     rows = [r for r in t.collectives() if r.collective == "allreduce"]
     if rows:
-        out |= dict(all_reduces=len(rows), fastest_bus_bytes_per_s=max(r.bus_bytes_per_s for r in rows))
+        slowest = max(rows, key=lambda r: r.seconds)
+        out |= dict(all_reduces=len(rows), fastest_bus_bytes_per_s=max(r.bus_bytes_per_s for r in rows),
+                    smallest_message_bytes=min(r.message_bytes for r in rows),
+                    largest_message_bytes=max(r.message_bytes for r in rows),
+                    slowest_all_reduce_s=slowest.seconds, slowest_all_reduce_bytes=slowest.message_bytes)
     return out
 
 
@@ -471,7 +493,7 @@ def test_quoted_figures_match_their_traces(key):
         elif quoted == 0:
             assert measured[name] == 0, name
         else:
-            # its significant digits as written: 84.5e-3 has 3, 1.733 has 4, 616e12 has 3
+            # its significant digits as written: 84.5e-3 has 3, 1.733 has 4, 616.4e12 has 4
             mantissa = repr(float(quoted)).split("e")[0].replace(".", "").lstrip("0").rstrip("0")
             assert float(f"{measured[name]:.{max(len(mantissa), 1)}g}") == pytest.approx(quoted), (name, measured[name])
 

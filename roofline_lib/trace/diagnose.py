@@ -1,7 +1,8 @@
 """Which of the four bottlenecks dominates a trace, from the time each one can be charged with:
 
     overhead        the GPU's idle time inside the window (split gaps left out): nothing was queued
-    communication   communication kernels' time with nothing else running (exposed, not hidden)
+    communication   communication kernels' time with nothing else running (exposed, not hidden); where the
+                    hidden communication still outlasts all other GPU work, a note says it is the critical path
     compute         GEMMs and attention with recorded shapes whose intensity is at or above the chip's ridge point
     memory          those below the ridge, and elementwise/normalisation kernels and memory copies (a few
                     FLOPs per byte at most: below every chip's ridge)
@@ -141,6 +142,12 @@ def diagnose(trace, hw=None):
     if trace.communication_s:
         evidence.append(f"communication {eng(trace.communication_s, 's')}: {eng(trace.communication_overlapped_s, 's')}"
                         f" hidden behind other kernels, {eng(trace.communication_exposed_s, 's')} exposed")
+    rest = trace.non_communication_s
+    # a nanosecond of overlap is rounding where streams touch, not hiding
+    if trace.communication_overlapped_s > 1e-9 and trace.communication_s > rest:
+        # hidden is not removed: the longer of the two streams sets the step, whatever the exposed part
+        notes.append(f"communication ran {eng(trace.communication_s, 's')}, longer than all other GPU work "
+                     f"({eng(rest, 's')}): hidden behind it, yet the critical path; shortening it shortens the step")
     unplaced_gemm = max(by_cat[GEMM] - placed_gemm, 0.0)
     unplaced_attention = max(by_cat[ATTENTION] - placed_attention, 0.0)
     unplaced = unplaced_gemm + unplaced_attention + by_cat[OTHER]

@@ -41,6 +41,8 @@ PUBLISHED = {
          # between consecutive GPU activities: 433 boundaries, a mean 0.059 us idle each; the shortest of its 49
          # RMSNorms (32 x 2880 bf16, 0.4 MB)
          "boundaries": 433, "boundary_gap_s": 0.059e-6, "rmsnorm_min_s": 5.8e-6,
+         # 430 of the 433 under 2 ns, the clock's last digit: each start is stamped where the one before ended
+         "boundaries_under_2ns": 430,
          # the LM head outside the graph: 32 x 201088 x 2880, bf16
          "lm_head_s": 277e-6, "lm_head_bytes_per_s": 4.23e12}),
     "compute": PublishedTrace(
@@ -48,7 +50,7 @@ PUBLISHED = {
         "H100 80GB HBM3, a Hugging Face forward pass of Qwen1.5-0.5B-Chat on 16 x 559 tokens",
         {"window_s": 49.7e-3, "busy_share": 0.92, "launch_call_s": 3.33e-6, "launch_interval_s": 18.9e-6,
          # the MLP's gate and up projections, 8944 x 2816 x 1024 in bf16, 48 of them: their median rate
-         "mlp_gemms": 48, "mlp_flops_per_s": 616e12, "elementwise_s": 28.8e-3, "gemm_s": 12.8e-3}),
+         "mlp_gemms": 48, "mlp_flops_per_s": 616.4e12, "elementwise_s": 28.8e-3, "gemm_s": 12.8e-3}),
     "communication": PublishedTrace(
         "v100-ddp-allreduce.json.gz", HTA + "df_index_resolver/df_index_resolver.json.gz",
         "V100-SXM2-32GB, rank 1 of 2, data-parallel training; NCCL all-reduce kernels on their own stream",
@@ -61,7 +63,10 @@ PUBLISHED = {
         "a100-ddp-convnet-nccl.json.gz", HTA + "nccl_parser_config/nccl_data.json.gz",
         "A100, rank 0 of 2, data-parallel ConvNet; NCCL kernels record their messages",
         {"all_reduces": 15, "fastest_bus_bytes_per_s": 13.0e9, "communication_s": 46.9e-3,
-         "communication_hidden_s": 7.7e-3}),
+         "communication_hidden_s": 7.7e-3,
+         # the all-reduces' messages (fp32) and the slowest one: its time does not grow with its bytes
+         "smallest_message_bytes": 8.196e6, "largest_message_bytes": 31.5e6,
+         "slowest_all_reduce_s": 5.99e-3, "slowest_all_reduce_bytes": 8.196e6}),
 }
 
 

@@ -236,6 +236,12 @@ class Trace:
         return intervals.overlap(comm, rest)
 
     @property
+    def non_communication_s(self):
+        """Time at least one GPU activity other than communication ran (the union of their intervals)."""
+        _, rest = self._of(COMMUNICATION)
+        return intervals.length(*rest)
+
+    @property
     def communication_exposed_s(self):
         """Communication time with nothing else running: what the step would lose if the wire were free."""
         return self.communication_s - self.communication_overlapped_s
