@@ -2,12 +2,18 @@
 
     flops       FLOPs per trained token (6N plus attention) in the conventions sources use; MFU, HFU, time to train
     memory      bytes per chip: weights, gradients, optimizer states (their byte inventory), activations
-    step        the step as workloads on the roofline; pipeline bubbles; data, ZeRO/FSDP, tensor, sequence,
-                pipeline and context parallel communication; train_step
-    search      every parallel layout of a number of chips at once, the fastest that fit
-    records     published training measurements (data/training/) beside the bound for each
+    one_chip    the step on one chip as workloads on the roofline
+    links       the links of the tp, cp, dp and pp groups; NCCL's latency per collective and send
+    step        pipeline bubbles; data, ZeRO/FSDP, tensor, sequence, pipeline and context parallel communication;
+                train_step (optimistic: datasheet roofs)
+    estimate    the best estimate of a step (TrainStep.estimate): achieved ceilings, framework overlap, latency
+    peak        the peak memory an allocator reports (TrainStep.peak_memory), term by term
+    search      every parallel layout of a number of chips at once, ranked by the estimate, with margins
+    records     published training measurements (data/training/) beside the bound and estimates for each
+    fit         the estimate's fitted constants and its error by family, fitted on and held out
 """
 
+from .estimate import StepEstimate, estimate_step
 from .flops import CONVENTIONS, TrainingTime, convert_flops, flops_per_token, hfu, matmul_params, mfu, time_to_train
 from .memory import (
                      OPTIMIZERS,
@@ -17,6 +23,7 @@ from .memory import (
                      memory,
                      update_bytes_per_param,
 )
+from .peak import PeakMemory, peak_memory
 from .records import (
                      TrainingRecord,
                      TrainingRun,
@@ -36,8 +43,9 @@ from .step import (
                      train_step,
 )
 
-__all__ = ["CONVENTIONS", "OPTIMIZERS", "TrainStep", "TrainingMemory", "TrainingRecord", "TrainingRun", "TrainingTime",
-           "activation_bytes_per_layer", "bytes_per_param", "compare", "convert_flops", "critical_tokens_per_chip",
-           "flops_per_token", "hfu", "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu",
+__all__ = ["CONVENTIONS", "OPTIMIZERS", "PeakMemory", "StepEstimate", "TrainStep", "TrainingMemory",
+           "TrainingRecord", "TrainingRun", "TrainingTime", "activation_bytes_per_layer", "bytes_per_param",
+           "compare", "convert_flops", "critical_tokens_per_chip", "estimate_step", "flops_per_token", "hfu",
+           "load_measurements", "matmul_params", "measured_vs_predicted", "memory", "mfu", "peak_memory",
            "pipeline_bubble", "published_measurements", "search", "step_time_split", "step_workload",
            "time_to_train", "train_step", "training_runs", "update_bytes_per_param"]
