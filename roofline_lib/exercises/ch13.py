@@ -6,7 +6,7 @@ from .core import Question
 
 def _zero3_bytes_70b():
     return float(train_step("llama-3.1-70b", "H100 SXM5", n_chips=64, seq_len=8192, global_batch=64,
-                            zero_stage=3, recompute="full").bytes_sent["data parallel"])
+                            zero_stage=3, recompute="full", grad_reduce="bf16").bytes_sent["data parallel"])
 
 
 def _zero2_states_70b():
@@ -34,11 +34,11 @@ def _tokens_slip():
 
 QUESTIONS = [
     Question("13.critical_tokens_b200", "Critical tokens per chip of plain data parallelism (bf16 gradients), B200 "
-             "behind one 400 Gb/s NIC.", lambda: float(critical_tokens_per_chip("B200", 50e9)), unit="tokens",
+             "behind one 400 Gb/s NIC.", lambda: float(critical_tokens_per_chip("B200", 50e9, grad_bytes=2)), unit="tokens",
              hints=("compute 6 N per token against 2 x 2 N bytes on the wire: N cancels",
                     "peak / bandwidth x 4 / 6, with the B200's dense bf16 peak")),
     Question("13.zero3_bytes_70b", "Bytes each of 64 chips sends per step under ZeRO-3 for Llama-3.1-70B, one "
-             "micro-batch.", _zero3_bytes_70b, unit="B",
+             "micro-batch, gradients reduced in bf16.", _zero3_bytes_70b, unit="B",
              hints=("two all-gathers of the bf16 weights and one reduce-scatter of the bf16 gradients",
                     "3 x (n - 1)/n x 2 bytes x every parameter")),
     Question("13.zero2_states_70b", "Model states per chip of Llama-3.1-70B under ZeRO-2 over 64 chips.",
