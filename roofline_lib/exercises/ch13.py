@@ -34,7 +34,8 @@ def _tokens_slip():
 
 QUESTIONS = [
     Question("13.critical_tokens_b200", "Critical tokens per chip of plain data parallelism (bf16 gradients), B200 "
-             "behind one 400 Gb/s NIC.", lambda: float(critical_tokens_per_chip("B200", 50e9, grad_bytes=2)), unit="tokens",
+             "behind one 400 Gb/s NIC.", lambda: float(critical_tokens_per_chip("B200", 50e9, grad_bytes=2)),
+             unit="tokens",
              hints=("compute 6 N per token against 2 x 2 N bytes on the wire: N cancels",
                     "peak / bandwidth x 4 / 6, with the B200's dense bf16 peak")),
     Question("13.zero3_bytes_70b", "Bytes each of 64 chips sends per step under ZeRO-3 for Llama-3.1-70B, one "
