@@ -1,6 +1,8 @@
 """Chapter 13: training on many chips. Model shapes come from data/models, chip figures from data/accelerators."""
 
+from ..specs.topologies import get_topology
 from ..training import critical_tokens_per_chip, memory, pipeline_bubble, train_step
+from ..training.links import collective_latency
 from .core import Question
 
 
@@ -21,9 +23,24 @@ def _dp_binding_8b():
 def _fewest_stages():
     for p in (1, 2, 4, 8, 16):
         if train_step("llama-3.1-405b", "H100 SXM5", n_chips=16384, seq_len=8192, global_batch=2048, tp=8, pp=p,
-                      zero_stage=1, recompute="full").fits:
+                      zero_stage=1, recompute="full").memory.peak.fits:
             return str(p)
     return "none"
+
+
+def _dp_bytes_8b():
+    return float(train_step("llama-3.1-8b", "H100 SXM5", n_chips=64, seq_len=4096, global_batch=64,
+                            zero_stage=0).bytes_sent["data parallel"])
+
+
+def _sends_interleaved_70b():
+    return float(train_step("llama-3.1-70b", "H100 SXM5", n_chips=1024, seq_len=8192, global_batch=1024, tp=8,
+                            pp=8, virtual_stages=4, recompute="full").bytes_sent["pipeline sends"])
+
+
+def _tp_latency_8b():
+    # per micro-batch: 32 layers x 5 collectives (sequence parallel), each an all-gather or reduce-scatter of 8
+    return float(32 * 5 * collective_latency(get_topology("DGX H100"), 1, 8, 1))
 
 
 def _tokens_slip():
@@ -62,18 +79,40 @@ QUESTIONS = [
              "1,024 H100s, one 512-token sequence per chip: 'compute' or 'data parallel'?", _dp_binding_8b,
              kind="choice", choices=("compute", "data parallel"),
              hints=("compare 512 tokens with the critical tokens per chip over the node's NVLink bus",
-                    "compute 6 N x 512 / peak against 2 x 2 N / 370.8 GB/s, less the backward it hides behind"),
-             why={"compute": "512 tokens per chip are below the critical ~1,800 over a DGX H100's NVLink bus: the "
-                             "gradients' all-reduce outlasts the backward."}),
+                    "compute 6 N x 512 / peak against 2 x 4 N / 370.8 GB/s (fp32 gradients), less the backward it "
+                    "hides behind"),
+             why={"compute": "512 tokens per chip are far below the critical ~3,600 over a DGX H100's NVLink bus "
+                             "(fp32 gradients): the gradients' all-reduce outlasts the backward."}),
     Question("13.design_fewest_stages", "Design: Llama-3.1-405B on 16,384 H100 SXM5, 2,048 sequences of 8,192, TP 8, "
              "ZeRO-1, full recomputation, micro-batch 1, 1F1B: the fewest pipeline stages that fit.", _fewest_stages,
              kind="choice", choices=("1", "2", "4", "8", "16", "none"),
-             hints=("with full recomputation the activations are small: the model states decide",
-                    "weights and gradients 4 bytes per parameter over tp x pp chips, the optimizer 12 / dp; "
-                    "rl.training.train_step(..., pp=p, recompute='full').fits"),
-             why={"2": "at 2 stages the weights and gradients alone are 4 bytes x 405.9e9 / 16 = 101 GB.",
-                  "1": "at 1 stage the weights and gradients alone are 4 bytes x 405.9e9 / 8 = 203 GB.",
-                  "8": "fewer stages already fit: at 4, the model states are about 53 GB per chip."}),
+             hints=("with full recomputation the activations are small: the model states decide, as Megatron-LM "
+                    "keeps them (bf16 weights, an fp32 gradient buffer)",
+                    "weights and gradients 2 + 4 bytes per parameter over tp x pp chips, the optimizer 12 / dp, "
+                    "then what the allocator adds: rl.training.train_step(..., pp=p, recompute='full').fits"),
+             why={"2": "at 2 stages the weights and gradients alone are 6 bytes x 405.9e9 / 16 = 152 GB.",
+                  "1": "at 1 stage the weights and gradients alone are 6 bytes x 405.9e9 / 8 = 304 GB.",
+                  "4": "at 4 stages the weights and fp32 gradients alone are 6 x 405.9e9 / 32 = 76 GB; the "
+                       "activations, the allocator's 10 % and the CUDA context pass 80 GB.",
+                  "16": "fewer stages already fit: at 8, the peak is about 48 GB per chip."}),
+    Question("13.mistake_dp_bytes_8b", "Find the mistake: a colleague prices Llama-3.1-8B's gradient all-reduce "
+             "on 64 H100s (plain DP, Megatron-LM's defaults) at 2 x 63/64 x 2 bytes x N per chip per step. What "
+             "does each chip send?", _dp_bytes_8b, unit="B",
+             hints=("in which format do Megatron-LM, NeMo and torchtitan put the gradients on the wire in bf16 "
+                    "training?",
+                    "an all-reduce sends 2 (n - 1)/n of its message; the message is N gradients of 4 bytes")),
+    Question("13.predict_sends_interleaved", "Predict: the bytes one chip sends per step to its pipeline "
+             "neighbours for Llama-3.1-70B on 1,024 H100s, TP 8, PP 8 with 4 chunks per GPU (interleaved), 1,024 "
+             "sequences of 8,192 tokens, micro-batch 1.", _sends_interleaved_70b, unit="B",
+             hints=("every micro-batch crosses each of a chip's v chunk boundaries, forward and back; sequence "
+                    "parallelism splits each activation over the TP group",
+                    "micro-batches per step x 2 x v x s h 2 bytes / tp, with dp = 1,024 / (8 x 8)")),
+    Question("13.predict_tp_latency_8b", "Predict: the seconds of NCCL latency alone (no bytes) that TP 8 adds to "
+             "one micro-batch of Llama-3.1-8B (32 layers, sequence parallel, no recomputation) on a DGX H100, "
+             "in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
+             hints=("five collectives per layer (two in the forward, three in the backward), each an all-gather "
+                    "or reduce-scatter over 8 GPUs: 7 ring steps",
+                    "NCCL's tuner: a base 8.4 us per collective plus 3.4 us per NVLink step; x 5 x 32")),
     Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
              "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
              choices=("bytes", "bubble", "memory", "latency"),

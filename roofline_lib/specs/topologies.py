@@ -84,7 +84,9 @@ def list_topologies():
 
 
 def get_topology(name):
-    """A ``Topology`` by name or alias (case-insensitive); a Topology passes through."""
+    """A ``Topology`` by name or alias (case-insensitive); a Topology passes through.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     if isinstance(name, Topology):
         return name
     found = _FILE.value().get(str(name).strip().lower())

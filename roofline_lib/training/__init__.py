@@ -7,7 +7,7 @@
     step        pipeline bubbles; data, ZeRO/FSDP, tensor, sequence, pipeline and context parallel communication;
                 train_step (optimistic: datasheet roofs)
     estimate    the best estimate of a step (TrainStep.estimate): achieved ceilings, framework overlap, latency
-    peak        the peak memory an allocator reports (TrainStep.peak_memory), term by term
+    peak        the peak memory an allocator reports (TrainStep.memory.peak), term by term
     search      every parallel layout of a number of chips at once, ranked by the estimate, with margins
     records     published training measurements (data/training/) beside the bound and estimates for each
     fit         the estimate's fitted constants and its error by family, fitted on and held out

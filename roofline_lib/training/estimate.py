@@ -270,8 +270,7 @@ def _tensor_parallel(optimistic, topo, m, s, b, tp, cp, sp, recompute, mb, layer
 
 def _data_parallel(m, topo, optimizer, grad_reduce, tp, pp, cp, dp, zero_stage, mb, t_stage_layers, bw_dp):
     """Exposed data-parallel seconds per step, as Megatron-LM (ZeRO 0-2) and FSDP (ZeRO-3) schedule them."""
-    from .memory import bytes_per_param
-    from .step import GRAD_REDUCE_BYTES
+    from .memory import GRAD_REDUCE_BYTES, bytes_per_param
 
     shards = dp * cp
     params = m.n_params / (tp * pp)

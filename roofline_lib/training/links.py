@@ -46,7 +46,9 @@ def collective_latency(topology, inner, size, steps_per_rank=1):
     """Seconds one collective over ``size`` chips costs before its bytes (NCCL's Simple protocol): the base
     latency plus ``steps_per_rank`` x (size - 1) ring steps at the link's per-step latency (across nodes: the
     network's for the steps that cross, NCCL's net overhead for the rest), or a tree's 2 log2(nodes) network hops
-    where that is less. An all-reduce has 2 steps per rank, an all-gather or reduce-scatter 1; one chip: 0."""
+    where that is less. An all-reduce has 2 steps per rank, an all-gather or reduce-scatter 1; one chip: 0.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     size = np.asarray(size, float)
     crossing = spans_nodes(topology, inner, size)
     node_span = np.maximum(topology.gpus_per_node // np.maximum(inner, 1), 1)

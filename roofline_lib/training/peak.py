@@ -27,8 +27,7 @@ import dataclasses
 
 import numpy as np
 
-from .memory import memory_unchecked
-from .step import GRAD_REDUCE_BYTES
+from .memory import GRAD_REDUCE_BYTES, memory_unchecked
 
 GIB = 2 ** 30
 FSDP_UNSHARDED_LAYERS = 2  # torchtitan: reshard_after_forward, one layer prefetched ahead of the one computing
@@ -70,7 +69,7 @@ class PeakMemory:
 def peak_memory(m, hw, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, cp, dp, zero_stage, recompute, sp,
                 virtual_stages, precision, optimizer, topology=None, tp_overlap="none", grad_reduce="fp32"):
     """The peak allocator memory (``PeakMemory``) of the configuration ``train_step`` was given (its ``config``);
-    ``TrainStep.peak_memory`` calls it. Vectorised over the layout."""
+    ``train_step`` puts it in ``TrainStep.memory.peak`` and decides ``fits`` on it. Vectorised over the layout."""
     s, b = seq_len, micro_batch
     zero = np.asarray(zero_stage)
     shards = dp * cp

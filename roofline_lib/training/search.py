@@ -1,7 +1,7 @@
 """The search over training configurations: every (tp, pp, cp, ZeRO stage, recomputation, micro-batch,
 interleaving) layout of a number of chips for one step, evaluated at once with numpy: ``train_step``'s optimistic
 terms and its best estimate (``TrainStep.estimate``), as arrays, with the peak memory each needs
-(``TrainStep.peak_memory``); ``SearchResult.best(k)`` the fastest that fit by the estimate, with their margins.
+(``TrainStep.memory.peak``); ``SearchResult.best(k)`` the fastest that fit by the estimate, with their margins.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
                                       pp=pp, cp=cp, zero_stage=np.full(len(tp), zero), recompute=recompute,
                                       sp=True, virtual_stages=v,
                                       precision=precision, optimizer=optimizer)
-            est, peak = st.estimate, st.peak_memory
+            est, peak = st.estimate, st.memory.peak
             out["step"].append(st.step_time_s)
             out["tokens"].append(st.tokens_per_s_per_chip)
             out["mfu"].append(st.mfu)

@@ -51,8 +51,16 @@ from ..specs.models import get_model
 from ..specs.topologies import get_topology
 from . import links
 from .flops import RECOMPUTE, _course
-from .memory import OPTIMIZERS, TrainingMemory, bytes_per_param, memory_unchecked, update_bytes_per_param
+from .memory import (
+    GRAD_REDUCE_BYTES,
+    OPTIMIZERS,
+    TrainingMemory,
+    bytes_per_param,
+    memory_unchecked,
+    update_bytes_per_param,
+)
 from .one_chip import FLASH_BACKWARD, PRECISIONS, _precision, _step_parts, step_time_split, step_workload
+from .peak import peak_memory
 
 TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX A100 8-GPU",
                      "H100 SXM5": "DGX H100", "H200 SXM": "DGX H200", "B200": "DGX B200",
@@ -100,8 +108,9 @@ def _per_sequence(m, hw, s, compute, recompute):
 @dataclasses.dataclass(frozen=True)
 class TrainStep:
     """One configuration's step on one chip: its terms (seconds; numbers or arrays), tokens/s per chip, MFU,
-    memory and whether it fits; ``bytes_sent``: what the chip sends per step in each kind of collective.
-    ``binding``: the largest term."""
+    memory (``memory.peak``: what an allocator reports, ``training.peak``) and whether it fits, decided on that
+    peak; ``bytes_sent``: what the chip sends per step in each kind of collective. ``binding``: the largest term;
+    ``estimate``: the best estimate (``training.estimate``)."""
 
     terms: dict
     step_time_s: object
@@ -122,13 +131,6 @@ class TrainStep:
         m, hw, topo = self._inputs
         return estimate_step(m, hw, topo, **self.config)
 
-    @property
-    def peak_memory(self):
-        """The peak a PyTorch allocator reports for this step, term by term (``training.peak``)."""
-        from .peak import peak_memory
-
-        m, hw, _ = self._inputs
-        return peak_memory(m, hw, **self.config)
 
     def __repr__(self):
         c = self.config
@@ -149,7 +151,6 @@ class TrainStep:
         return names[int(which)] if np.ndim(which) == 0 else np.array(names)[which]
 
 
-GRAD_REDUCE_BYTES = {"fp32": 4, "bf16": 2}
 TP_OVERLAPS = ("none", "decomposed")
 # Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py, initialize_ub): the pipelined
 # reduce-scatter overlaps run their communication on 16 SMs while the GEMM runs on the rest (an H100 has 132); the
@@ -260,7 +261,8 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
                   cp=cp, dp=dp, zero_stage=zero_stage, recompute=recompute, sp=sp, virtual_stages=virtual_stages,
                   precision=precision, optimizer=optimizer, topology=topo.name, tp_overlap=tp_overlap,
                   grad_reduce=grad_reduce)
-    return TrainStep(terms, step, tokens, mfu, mem, mem.total <= hw.mem_capacity, config, wire,
+    peak = peak_memory(m, hw, **config)
+    return TrainStep(terms, step, tokens, mfu, dataclasses.replace(mem, peak=peak), peak.fits, config, wire,
                      _inputs=(m, hw, topo))
 
 
