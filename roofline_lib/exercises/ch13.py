@@ -23,7 +23,7 @@ def _dp_binding_8b():
 def _fewest_stages():
     for p in (1, 2, 4, 8, 16):
         if train_step("llama-3.1-405b", "H100 SXM5", n_chips=16384, seq_len=8192, global_batch=2048, tp=8, pp=p,
-                      zero_stage=1, recompute="full").memory.peak.fits:
+                      zero_stage=1, recompute="full").fits:
             return str(p)
     return "none"
 

@@ -160,7 +160,8 @@ class TrainingMemory:
     logits: object
     total: object
     bytes_per_param: int
-    peak: object = None  # training.peak.PeakMemory: what an allocator reports, where train_step computed it
+    peak: object = None  # bytes an allocator reports at the step's peak (training.peak), where train_step set it
+    peak_terms: dict = None  # its terms, bytes (training.peak.PeakMemory.terms)
 
     def __repr__(self):
         if np.ndim(self.total):

@@ -95,12 +95,12 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
                                       pp=pp, cp=cp, zero_stage=np.full(len(tp), zero), recompute=recompute,
                                       sp=True, virtual_stages=v,
                                       precision=precision, optimizer=optimizer)
-            est, peak = st.estimate, st.memory.peak
+            est = st.estimate
             out["step"].append(st.step_time_s)
             out["tokens"].append(st.tokens_per_s_per_chip)
             out["mfu"].append(st.mfu)
-            out["mem"].append(peak.peak)
-            out["fits"].append(peak.fits)
+            out["mem"].append(st.memory.peak)
+            out["fits"].append(st.fits)
             out["est"].append(est.step_time_s)
             out["est_mfu"].append(est.mfu)
             out["zero"].append(np.full(len(tp), zero))

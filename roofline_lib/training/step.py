@@ -108,7 +108,8 @@ def _per_sequence(m, hw, s, compute, recompute):
 @dataclasses.dataclass(frozen=True)
 class TrainStep:
     """One configuration's step on one chip: its terms (seconds; numbers or arrays), tokens/s per chip, MFU,
-    memory (``memory.peak``: what an allocator reports, ``training.peak``) and whether it fits, decided on that
+    memory (``memory.peak``: the bytes an allocator reports, ``memory.peak_terms`` its terms, ``training.peak``)
+    and whether it fits, decided on that
     peak; ``bytes_sent``: what the chip sends per step in each kind of collective. ``binding``: the largest term;
     ``estimate``: the best estimate (``training.estimate``)."""
 
@@ -262,7 +263,8 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
                   precision=precision, optimizer=optimizer, topology=topo.name, tp_overlap=tp_overlap,
                   grad_reduce=grad_reduce)
     peak = peak_memory(m, hw, **config)
-    return TrainStep(terms, step, tokens, mfu, dataclasses.replace(mem, peak=peak), peak.fits, config, wire,
+    return TrainStep(terms, step, tokens, mfu, dataclasses.replace(mem, peak=peak.peak, peak_terms=peak.terms),
+                     peak.fits, config, wire,
                      _inputs=(m, hw, topo))
 
 
