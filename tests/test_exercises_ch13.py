@@ -24,7 +24,7 @@ HAND = {
     # dp = 1024 / 64 = 16, 1024 / 16 = 64 micro-batches; each crosses 4 boundaries both ways: 64 x 2 x 4 x
     # 8192 x 8192 x 2 / 8 bytes
     "13.predict_sends_interleaved": 64 * 2 * 4 * 8192 * 8192 * 2 / 8,
-    "13.predict_tp_latency_8b": 32 * 5 * (8.4 + 7 * 3.4) * 1e-6,  # NCCL tuning.cc, Simple ring over NVLink
+    "13.predict_tp_latency_8b": 32 * 4 * (8.4 + 14 * 3.4) * 1e-6,  # NCCL tuning.cc, Simple ring over NVLink
     "13.explain_tp_node": "bandwidth",
 }
 

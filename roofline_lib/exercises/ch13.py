@@ -39,8 +39,8 @@ def _sends_interleaved_70b():
 
 
 def _tp_latency_8b():
-    # per micro-batch: 32 layers x 5 collectives (sequence parallel), each an all-gather or reduce-scatter of 8
-    return float(32 * 5 * collective_latency(get_topology("DGX H100"), 1, 8, 1))
+    # per micro-batch, without sequence parallelism: 32 layers x 4 all-reduces over 8 GPUs
+    return float(32 * 4 * collective_latency(get_topology("DGX H100"), 1, 8, 2))
 
 
 def _tokens_slip():
@@ -108,11 +108,11 @@ QUESTIONS = [
                     "parallelism splits each activation over the TP group",
                     "micro-batches per step x 2 x v x s h 2 bytes / tp, with dp = 1,024 / (8 x 8)")),
     Question("13.predict_tp_latency_8b", "Predict: the seconds of NCCL latency alone (no bytes) that TP 8 adds to "
-             "one micro-batch of Llama-3.1-8B (32 layers, sequence parallel, no recomputation) on a DGX H100, "
-             "in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
-             hints=("five collectives per layer (two in the forward, three in the backward), each an all-gather "
-                    "or reduce-scatter over 8 GPUs: 7 ring steps",
-                    "NCCL's tuner: a base 8.4 us per collective plus 3.4 us per NVLink step; x 5 x 32")),
+             "one micro-batch of Llama-3.1-8B (32 layers, no sequence parallelism, no recomputation) on a DGX "
+             "H100, in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
+             hints=("four all-reduces per layer (two in the forward, two in the backward); a ring all-reduce over "
+                    "8 GPUs takes 2 x 7 steps",
+                    "NCCL's tuner: a base 8.4 us per collective plus 3.4 us per NVLink step; x 4 x 32")),
     Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
              "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
              choices=("bytes", "bubble", "memory", "latency"),

@@ -258,11 +258,11 @@ def estimate_step(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, t
 def _tensor_parallel(optimistic, topo, m, s, b, tp, cp, sp, recompute, mb, layers, gemms, tp_overlap):
     if tp_overlap != "decomposed":
         return optimistic.terms["tensor parallel"]
-    from .step import DECOMPOSED_SM_SHARE
+    from .step import DECOMPOSED_SM_SHARE, tp_latency
 
     bw_tp = links.group_bandwidths(topo, tp, 1, 1, 1)[0]
     n_tp = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)
-    one = ring_time(b * (s / cp) * m.hidden_size * 2, tp, bw_tp) + links.collective_latency(topo, 1, tp, 1)
+    one = ring_time(b * (s / cp) * m.hidden_size * 2, tp, bw_tp) + tp_latency(topo, tp, sp)
     neighbour = gemms / n_tp
     return np.where(tp > 1, mb * layers * n_tp * (np.maximum(one - neighbour, 0.0)
                                                   + DECOMPOSED_SM_SHARE * neighbour), 0.0)

@@ -169,6 +169,12 @@ def tp_overlap_mode(tp_overlap):
     return mode
 
 
+def tp_latency(topo, tp, sp):
+    """NCCL's latency of one all-reduce's worth of TP traffic: one all-reduce (2 (t - 1) ring steps), or with
+    sequence parallelism an all-gather and a reduce-scatter ((t - 1) steps each, two base latencies)."""
+    return np.where(sp, 2 * links.collective_latency(topo, 1, tp, 1), links.collective_latency(topo, 1, tp, 2))
+
+
 def _stage_time(per_seq, head_share, micro_batch, tp, cp, pp, num_layers):
     """Seconds of one micro-batch through the slowest pipeline stage (and of one layer's share): stages of
     ceil(L / pp) layers, the last also running the LM head and the loss (Megatron's even split of the layers)."""
@@ -196,7 +202,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     # whose backward also gathers the column-parallel inputs again for the weight gradients: 1 more); full
     # recomputation runs the forward's 2 again
     n_tp = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)
-    one_tp = ring_time(act, tp, bw_tp) + links.collective_latency(topo, 1, tp, np.where(sp, 1, 2))
+    one_tp = ring_time(act, tp, bw_tp) + tp_latency(topo, tp, sp)
     tp_all = np.where(tp > 1, mb * layers * n_tp * one_tp, 0.0)
     if tp_overlap == "decomposed":  # each collective hides under its neighbouring GEMM only, at a cost in SMs
         gemm = t_layer * gemm_share / (1 - head_share) / n_tp
