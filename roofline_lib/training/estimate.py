@@ -35,9 +35,9 @@ from ..multichip.collectives import ring_allreduce_time_unchecked as ring_time
 from ..specs.hardware import get_accelerator, list_accelerators
 from . import links
 from .flops import _course
+from .links import DECOMPOSED_SM_SHARE, tp_latency
 from .memory import update_bytes_per_param
-from .one_chip import PRECISIONS, _step_parts
-from .step import LOSS_BYTES_PER_LOGIT, train_step_unchecked
+from .one_chip import LOSS_BYTES_PER_LOGIT, PRECISIONS, _step_parts
 
 # FlashAttention-2 (Dao 2023, arXiv:2307.08691, abstract): "reaching 50-73% of the theoretical maximum FLOPs/s on
 # A100" (forward); its backward is the slower pass (the paper's Fig. 5-6: about 20 % below the forward at head
@@ -218,17 +218,15 @@ class StepEstimate:
         return {n: v / self.step_time_s for n, v in self.terms.items()}
 
 
-def estimate_step(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, cp, dp, zero_stage,
-                  recompute, sp, virtual_stages, precision, optimizer, topology=None, tp_overlap="none",
-                  grad_reduce="fp32"):
-    """The best estimate (``StepEstimate``) of the configuration ``train_step`` was given (its ``config``; arrays
-    allowed, as ``search`` passes them). ``TrainStep.estimate`` calls it."""
-    s = seq_len
-    optimistic = train_step_unchecked(m, hw, topo, n_chips=n_chips, seq_len=s, global_batch=global_batch,
-                                      micro_batch=micro_batch, tp=tp, pp=pp, cp=cp, zero_stage=zero_stage,
-                                      recompute=recompute, sp=sp, virtual_stages=virtual_stages,
-                                      precision=precision, optimizer=optimizer, tp_overlap=tp_overlap,
-                                      grad_reduce=grad_reduce)
+def estimate_step(optimistic):
+    """The best estimate (``StepEstimate``) of the configuration a ``TrainStep`` holds (``train_step``'s optimistic
+    model of it; arrays allowed, as ``search`` passes them). ``TrainStep.estimate`` calls it."""
+    m, hw, topo = optimistic._inputs
+    c = optimistic.config
+    s, global_batch, micro_batch, n_chips = c["seq_len"], c["global_batch"], c["micro_batch"], c["n_chips"]
+    tp, pp, cp, dp, zero_stage = c["tp"], c["pp"], c["cp"], c["dp"], c["zero_stage"]
+    recompute, sp, virtual_stages, precision = c["recompute"], c["sp"], c["virtual_stages"], c["precision"]
+    optimizer, tp_overlap, grad_reduce = c["optimizer"], c["tp_overlap"], c["grad_reduce"]
     layer, head, gemms, attention = _per_config(
         lambda t, c, b: _kernels(m, hw, s, precision, recompute, int(t), int(c), int(b)), tp, cp, micro_batch)
     mb = global_batch / (dp * micro_batch)
@@ -258,7 +256,6 @@ def estimate_step(m, hw, topo, *, n_chips, seq_len, global_batch, micro_batch, t
 def _tensor_parallel(optimistic, topo, m, s, b, tp, cp, sp, recompute, mb, layers, gemms, tp_overlap):
     if tp_overlap != "decomposed":
         return optimistic.terms["tensor parallel"]
-    from .step import DECOMPOSED_SM_SHARE, tp_latency
 
     bw_tp = links.group_bandwidths(topo, tp, 1, 1, 1)[0]
     n_tp = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)

@@ -4,7 +4,9 @@
 ranked tp fastest, then cp, dp, pp: Megatron's order). ``collective_latency`` and ``p2p_latency``: the fixed cost of
 one collective or one send, from NCCL's own tuner (``multichip.nccl``, chapter 09): a base latency per collective
 plus one per ring step (NVLink inside a node, the network across nodes), or a tree's log2 of the nodes where that
-is cheaper, in the Simple protocol that large training messages use. Vectorised over the group sizes.
+is cheaper, in the Simple protocol that large training messages use; ``tp_latency`` for one all-reduce's worth of
+tensor-parallel traffic. ``DECOMPOSED_SM_SHARE``: what hiding TP under its neighbouring GEMM costs that GEMM.
+Vectorised over the group sizes.
 """
 
 from __future__ import annotations
@@ -12,6 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..multichip.nccl import NCCL_BASE_LATENCY_US, NCCL_HW_LATENCY_US, NCCL_NET_OVERHEAD_US
+
+# Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py, initialize_ub): the pipelined
+# reduce-scatter overlaps run their communication on 16 SMs while the GEMM runs on the rest (an H100 has 132); the
+# ring-exchange all-gathers use copy engines. Half the layer's GEMMs lose 16/132 of the chip: 6 % of their time.
+DECOMPOSED_SM_SHARE = 0.5 * 16 / 132
 
 _SIMPLE = 2  # index of the Simple protocol in NCCL's (LL, LL128, Simple) tables
 
@@ -77,4 +84,10 @@ def p2p_latency(topology, inner, size):
     return out.item() if np.ndim(out) == 0 else out
 
 
-__all__ = ["collective_latency", "group_bandwidths", "p2p_latency", "spans_nodes"]
+def tp_latency(topo, tp, sp):
+    """NCCL's latency of one all-reduce's worth of TP traffic: one all-reduce (2 (t - 1) ring steps), or with
+    sequence parallelism an all-gather and a reduce-scatter ((t - 1) steps each, two base latencies)."""
+    return np.where(sp, 2 * collective_latency(topo, 1, tp, 1), collective_latency(topo, 1, tp, 2))
+
+
+__all__ = ["DECOMPOSED_SM_SHARE", "collective_latency", "group_bandwidths", "p2p_latency", "spans_nodes", "tp_latency"]

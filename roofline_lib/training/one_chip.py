@@ -25,6 +25,10 @@ from .memory import OPTIMIZERS, update_bytes_per_param
 
 FLASH_BACKWARD = 2.5  # FlashAttention's backward: S = QK^T again, then dV, dP, dQ, dK: 5 matmuls for the forward's 2
 OPTIMIZER_FLOPS_PER_PARAM = 12  # AdamW: two moments, bias corrections, a square root, a division, decay
+# the loss on the logits (PyTorch's cross_entropy = log_softmax + nll_loss on the upcast logits): the forward reads
+# the bf16 logits (2 bytes) and writes fp32 log-probabilities (4), the backward reads them (4) and writes the bf16
+# gradient of the logits (2): 12 bytes per logit, at the memory roof
+LOSS_BYTES_PER_LOGIT = 12
 PRECISIONS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8"}
 
 
@@ -99,4 +103,5 @@ def step_time_split(workload, hw, dtype=None):
 
 
 
-__all__ = ["FLASH_BACKWARD", "OPTIMIZER_FLOPS_PER_PARAM", "PRECISIONS", "step_time_split", "step_workload"]
+__all__ = ["FLASH_BACKWARD", "LOSS_BYTES_PER_LOGIT", "OPTIMIZER_FLOPS_PER_PARAM", "PRECISIONS", "step_time_split",
+           "step_workload"]

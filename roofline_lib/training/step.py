@@ -50,7 +50,9 @@ from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 from ..specs.topologies import get_topology
 from . import links
+from .estimate import estimate_step
 from .flops import RECOMPUTE, _course
+from .links import DECOMPOSED_SM_SHARE, tp_latency
 from .memory import (
     GRAD_REDUCE_BYTES,
     OPTIMIZERS,
@@ -59,7 +61,15 @@ from .memory import (
     memory_unchecked,
     update_bytes_per_param,
 )
-from .one_chip import FLASH_BACKWARD, PRECISIONS, _precision, _step_parts, step_time_split, step_workload
+from .one_chip import (
+    FLASH_BACKWARD,
+    LOSS_BYTES_PER_LOGIT,
+    PRECISIONS,
+    _precision,
+    _step_parts,
+    step_time_split,
+    step_workload,
+)
 from .peak import peak_memory
 
 TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX A100 8-GPU",
@@ -79,11 +89,6 @@ def pipeline_bubble(p, m, v=1):
 
 
 _PER_SEQUENCE = {}
-# the loss on the logits (PyTorch's cross_entropy = log_softmax + nll_loss on the upcast logits): the forward reads
-# the bf16 logits (2 bytes) and writes fp32 log-probabilities (4), the backward reads them (4) and writes the bf16
-# gradient of the logits (2): 12 bytes per logit, at the memory roof
-LOSS_BYTES_PER_LOGIT = 12
-
 
 def _per_sequence(m, hw, s, compute, recompute):
     """(forward + backward (+ recompute) seconds, the backward's share of them, the forward's, attention's, the
@@ -127,10 +132,7 @@ class TrainStep:
     def estimate(self):
         """The best estimate of this step beside the bound (``training.estimate``): kernels at achieved ceilings,
         collectives with their latency, overlap as frameworks schedule it, host overhead: a ``StepEstimate``."""
-        from .estimate import estimate_step
-
-        m, hw, topo = self._inputs
-        return estimate_step(m, hw, topo, **self.config)
+        return estimate_step(self)
 
 
     def __repr__(self):
@@ -153,12 +155,6 @@ class TrainStep:
 
 
 TP_OVERLAPS = ("none", "decomposed")
-# Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py, initialize_ub): the pipelined
-# reduce-scatter overlaps run their communication on 16 SMs while the GEMM runs on the rest (an H100 has 132); the
-# ring-exchange all-gathers use copy engines. Half the layer's GEMMs lose 16/132 of the chip: 6 % of their time.
-DECOMPOSED_SM_SHARE = 0.5 * 16 / 132
-
-
 def tp_overlap_mode(tp_overlap):
     """``"none"`` or ``"decomposed"`` (True and False are accepted for them)."""
     mode = {True: "decomposed", False: "none"}.get(tp_overlap, tp_overlap) if isinstance(tp_overlap, bool) \
@@ -167,12 +163,6 @@ def tp_overlap_mode(tp_overlap):
         raise ValueError(f"tp_overlap must be one of {', '.join(map(repr, TP_OVERLAPS))} (or True/False), got "
                          f"{tp_overlap!r}")
     return mode
-
-
-def tp_latency(topo, tp, sp):
-    """NCCL's latency of one all-reduce's worth of TP traffic: one all-reduce (2 (t - 1) ring steps), or with
-    sequence parallelism an all-gather and a reduce-scatter ((t - 1) steps each, two base latencies)."""
-    return np.where(sp, 2 * links.collective_latency(topo, 1, tp, 1), links.collective_latency(topo, 1, tp, 2))
 
 
 def _stage_time(per_seq, head_share, micro_batch, tp, cp, pp, num_layers):
