@@ -40,8 +40,8 @@ from .memory import update_bytes_per_param
 from .one_chip import LOSS_BYTES_PER_LOGIT, PRECISIONS, _step_parts
 
 # FlashAttention-2 (Dao 2023, arXiv:2307.08691, abstract): "reaching 50-73% of the theoretical maximum FLOPs/s on
-# A100" (forward); its backward is the slower pass (the paper's Fig. 5-6: about 20 % below the forward at head
-# dimension 128): the forward at the middle of that range, the backward at its low end.
+# A100": the forward taken at the middle of that range, the backward (the slower pass: it recomputes the scores and
+# runs five matmuls for the forward's two) at its low end. Not fitted.
 ATTENTION_FORWARD_SHARE = 0.60
 ATTENTION_BACKWARD_SHARE = 0.50
 # Megatron-LM megatron/core/distributed/distributed_data_parallel.py: bucket_size = max(40000000, 1000000 * dp)

@@ -15,9 +15,10 @@ import numpy as np
 
 from ..multichip.nccl import NCCL_BASE_LATENCY_US, NCCL_HW_LATENCY_US, NCCL_NET_OVERHEAD_US
 
-# Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py, initialize_ub): the pipelined
-# reduce-scatter overlaps run their communication on 16 SMs while the GEMM runs on the rest (an H100 has 132); the
-# ring-exchange all-gathers use copy engines. Half the layer's GEMMs lose 16/132 of the chip: 6 % of their time.
+# Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py, initialize_ub's
+# get_default_config: "num_sm": 1 if method == "ring_exchange" else 16): the pipelined reduce-scatter overlaps run
+# their communication on 16 SMs while the GEMM runs on the rest (an H100 has 132); the ring-exchange all-gathers
+# take 1. Taken as half the layer's GEMMs losing 16/132 of the chip: 6 % of their time.
 DECOMPOSED_SM_SHARE = 0.5 * 16 / 132
 
 _SIMPLE = 2  # index of the Simple protocol in NCCL's (LL, LL128, Simple) tables
