@@ -1,12 +1,14 @@
 """Chapter 13: training on many chips. Model shapes come from data/models, chip figures from data/accelerators."""
 
+from ..specs.topologies import get_topology
 from ..training import critical_tokens_per_chip, memory, pipeline_bubble, train_step
+from ..training.links import collective_latency
 from .core import Question
 
 
 def _zero3_bytes_70b():
     return float(train_step("llama-3.1-70b", "H100 SXM5", n_chips=64, seq_len=8192, global_batch=64,
-                            zero_stage=3, recompute="full").bytes_sent["data parallel"])
+                            zero_stage=3, recompute="full", grad_reduce="bf16").bytes_sent["data parallel"])
 
 
 def _zero2_states_70b():
@@ -26,6 +28,21 @@ def _fewest_stages():
     return "none"
 
 
+def _dp_bytes_8b():
+    return float(train_step("llama-3.1-8b", "H100 SXM5", n_chips=64, seq_len=4096, global_batch=64,
+                            zero_stage=0).bytes_sent["data parallel"])
+
+
+def _sends_interleaved_70b():
+    return float(train_step("llama-3.1-70b", "H100 SXM5", n_chips=1024, seq_len=8192, global_batch=1024, tp=8,
+                            pp=8, virtual_stages=4, recompute="full").bytes_sent["pipeline sends"])
+
+
+def _tp_latency_8b():
+    # per micro-batch, without sequence parallelism: 32 layers x 4 all-reduces over 8 GPUs
+    return float(32 * 4 * collective_latency(get_topology("DGX H100"), 1, 8, 2))
+
+
 def _tokens_slip():
     # the colleague divides a step's tokens by the 32 data-parallel replicas: per GPU means all 256 chips
     right = 1_048_576 / 2.0 / 256
@@ -34,11 +51,12 @@ def _tokens_slip():
 
 QUESTIONS = [
     Question("13.critical_tokens_b200", "Critical tokens per chip of plain data parallelism (bf16 gradients), B200 "
-             "behind one 400 Gb/s NIC.", lambda: float(critical_tokens_per_chip("B200", 50e9)), unit="tokens",
+             "behind one 400 Gb/s NIC.", lambda: float(critical_tokens_per_chip("B200", 50e9, grad_bytes=2)),
+             unit="tokens",
              hints=("compute 6 N per token against 2 x 2 N bytes on the wire: N cancels",
                     "peak / bandwidth x 4 / 6, with the B200's dense bf16 peak")),
     Question("13.zero3_bytes_70b", "Bytes each of 64 chips sends per step under ZeRO-3 for Llama-3.1-70B, one "
-             "micro-batch.", _zero3_bytes_70b, unit="B",
+             "micro-batch, gradients reduced in bf16.", _zero3_bytes_70b, unit="B",
              hints=("two all-gathers of the bf16 weights and one reduce-scatter of the bf16 gradients",
                     "3 x (n - 1)/n x 2 bytes x every parameter")),
     Question("13.zero2_states_70b", "Model states per chip of Llama-3.1-70B under ZeRO-2 over 64 chips.",
@@ -61,18 +79,40 @@ QUESTIONS = [
              "1,024 H100s, one 512-token sequence per chip: 'compute' or 'data parallel'?", _dp_binding_8b,
              kind="choice", choices=("compute", "data parallel"),
              hints=("compare 512 tokens with the critical tokens per chip over the node's NVLink bus",
-                    "compute 6 N x 512 / peak against 2 x 2 N / 370.8 GB/s, less the backward it hides behind"),
-             why={"compute": "512 tokens per chip are below the critical ~1,800 over a DGX H100's NVLink bus: the "
-                             "gradients' all-reduce outlasts the backward."}),
+                    "compute 6 N x 512 / peak against 2 x 4 N / 370.8 GB/s (fp32 gradients), less the backward it "
+                    "hides behind"),
+             why={"compute": "512 tokens per chip are far below the critical ~3,600 over a DGX H100's NVLink bus "
+                             "(fp32 gradients): the gradients' all-reduce outlasts the backward."}),
     Question("13.design_fewest_stages", "Design: Llama-3.1-405B on 16,384 H100 SXM5, 2,048 sequences of 8,192, TP 8, "
              "ZeRO-1, full recomputation, micro-batch 1, 1F1B: the fewest pipeline stages that fit.", _fewest_stages,
              kind="choice", choices=("1", "2", "4", "8", "16", "none"),
-             hints=("with full recomputation the activations are small: the model states decide",
-                    "weights and gradients 4 bytes per parameter over tp x pp chips, the optimizer 12 / dp; "
-                    "rl.training.train_step(..., pp=p, recompute='full').fits"),
-             why={"2": "at 2 stages the weights and gradients alone are 4 bytes x 405.9e9 / 16 = 101 GB.",
-                  "1": "at 1 stage the weights and gradients alone are 4 bytes x 405.9e9 / 8 = 203 GB.",
-                  "8": "fewer stages already fit: at 4, the model states are about 53 GB per chip."}),
+             hints=("with full recomputation the activations are small: the model states decide, as Megatron-LM "
+                    "keeps them (bf16 weights, an fp32 gradient buffer)",
+                    "weights and gradients 2 + 4 bytes per parameter over tp x pp chips, the optimizer 12 / dp, "
+                    "then what the allocator adds: rl.training.train_step(..., pp=p, recompute='full').fits"),
+             why={"2": "at 2 stages the weights and gradients alone are 6 bytes x 405.9e9 / 16 = 152 GB.",
+                  "1": "at 1 stage the weights and gradients alone are 6 bytes x 405.9e9 / 8 = 304 GB.",
+                  "4": "at 4 stages the weights and fp32 gradients alone are 6 x 405.9e9 / 32 = 76 GB; the "
+                       "activations, the allocator's 10 % and the CUDA context pass 80 GB.",
+                  "16": "fewer stages already fit: at 8, the peak is about 48 GB per chip."}),
+    Question("13.mistake_dp_bytes_8b", "Find the mistake: a colleague prices Llama-3.1-8B's gradient all-reduce "
+             "on 64 H100s (plain DP, Megatron-LM's defaults) at 2 x 63/64 x 2 bytes x N per chip per step. What "
+             "does each chip send?", _dp_bytes_8b, unit="B",
+             hints=("in which format do Megatron-LM, NeMo and torchtitan put the gradients on the wire in bf16 "
+                    "training?",
+                    "an all-reduce sends 2 (n - 1)/n of its message; the message is N gradients of 4 bytes")),
+    Question("13.predict_sends_interleaved", "Predict: the bytes one chip sends per step to its pipeline "
+             "neighbours for Llama-3.1-70B on 1,024 H100s, TP 8, PP 8 with 4 chunks per GPU (interleaved), 1,024 "
+             "sequences of 8,192 tokens, micro-batch 1.", _sends_interleaved_70b, unit="B",
+             hints=("every micro-batch crosses each of a chip's v chunk boundaries, forward and back; sequence "
+                    "parallelism splits each activation over the TP group",
+                    "micro-batches per step x 2 x v x s h 2 bytes / tp, with dp = 1,024 / (8 x 8)")),
+    Question("13.predict_tp_latency_8b", "Predict: the seconds of NCCL latency alone (no bytes) that TP 8 adds to "
+             "one micro-batch of Llama-3.1-8B (32 layers, no sequence parallelism, no recomputation) on a DGX "
+             "H100, in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
+             hints=("four all-reduces per layer (two in the forward, two in the backward); a ring all-reduce over "
+                    "8 GPUs takes 2 x 7 steps",
+                    "NCCL's tuner: a base 8.4 us per collective plus 3.4 us per NVLink step; x 4 x 32")),
     Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
              "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
              choices=("bytes", "bubble", "memory", "latency"),

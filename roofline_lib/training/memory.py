@@ -59,6 +59,9 @@ OPTIMIZERS = {
                    "master weights (fp32)": 4, "momentum (fp32)": 4, "variance (fp32)": 4},
     "adamw_fp32": {"weights (fp32)": 4, "gradients (fp32)": 4, "momentum (fp32)": 4, "variance (fp32)": 4},
 }
+# the gradients' format on the wire, bytes: fp32 as Megatron-LM (arguments.py: accumulate_allreduce_grads_in_fp32
+# for bf16), NeMo and torchtitan (mixed_precision_reduce = "float32") reduce them; bf16 as fms-fsdp does
+GRAD_REDUCE_BYTES = {"fp32": 4, "bf16": 2}
 OPTIMIZER_SOURCES = (
     "Rajbhandari et al. 2020, 'ZeRO: Memory Optimizations Toward Training Trillion Parameter Models', Sec. 3.1 "
     "(mixed-precision Adam: 2 + 2 + 12 = 16 bytes per parameter); NVIDIA/Megatron-LM docs, distributed optimizer: "
@@ -159,6 +162,8 @@ class TrainingMemory:
     logits: object
     total: object
     bytes_per_param: int
+    peak: object = None  # bytes an allocator reports at the step's peak (training.peak), where train_step set it
+    peak_terms: dict = None  # its terms, bytes (training.peak.PeakMemory.terms)
 
     def __repr__(self):
         if np.ndim(self.total):
@@ -215,6 +220,6 @@ def memory(model, micro_batch, seq_len, *, zero_stage=0, dp=1, tp=1, pp=1, cp=1,
 
 
 __all__ = [
-    "OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer", "bytes_per_param", "memory",
-    "update_bytes_per_param"
+    "GRAD_REDUCE_BYTES", "OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer",
+    "bytes_per_param", "memory", "update_bytes_per_param"
 ]

@@ -66,6 +66,17 @@ class TrainingRecord:
     source_file: str = ""
 
     @property
+    def published_memory_gib(self):
+        """The peak memory per GPU the quoted table prints (its "Memory(GiB)" column, torchtitan's
+        max_reserved_gib), or None where the quote has none."""
+        rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in self.quote.splitlines()
+                if line.strip().startswith("|") and "---" not in line]
+        if len(rows) < 2 or not any(c.startswith("Memory") for c in rows[0]):
+            return None
+        column = next(i for i, c in enumerate(rows[0]) if c.startswith("Memory"))
+        return float(rows[-1][column].replace(",", ""))
+
+    @property
     def measured_tokens_per_s_per_chip(self):
         """The published figure as tokens/s per chip (module docstring)."""
         if self.measures == "tokens_per_s_per_chip":
@@ -228,14 +239,28 @@ def _chunks(rec):
     return rec.virtual_stages or max(1, rec.model.num_layers // rec.pp)
 
 
-def _estimate(rec):
-    """tokens/s per chip of ``train_step`` for the record's configuration, or None where it cannot be set up."""
+def framework_settings(rec):
+    """(grad_reduce, tp_overlap) the record's framework runs with: gradients in bf16 on the wire for fms-fsdp
+    (fms_fsdp/policies/mixed_precision.py, bfSixteen: reduce_dtype=torch.bfloat16) and DeepSpeed's 16-bit runs,
+    fp32 elsewhere (Megatron-LM's arguments.py sets accumulate_allreduce_grads_in_fp32 for bf16; torchtitan's
+    mixed_precision_reduce = "float32"); TP decomposed under the GEMMs for async-TP runs and NeMo/Megatron-Core's
+    Transformer Engine overlap (tp_comm_overlap in their H100 recipes), exposed elsewhere."""
+    system = rec.system.lower()
+    grad = "bf16" if ("fms-fsdp" in system or "deepspeed" in system or rec.precision == "fp16") else "fp32"
+    decomposed = ("async" in system or "asynctp" in rec.id or "async" in rec.quote.lower()
+                  or "nemo" in system or "megatron-core" in system)
+    return grad, ("decomposed" if decomposed and rec.tp > 1 else "none")
+
+
+def _train_step(rec):
+    """``train_step`` for the record's configuration, or None where it cannot be set up."""
     if rec.chip not in TOPOLOGY_FOR_CHIP or not rec.global_batch_tokens or rec.global_batch_tokens % rec.seq_len:
         return None
     sequences = rec.global_batch_tokens // rec.seq_len
     micro = rec.micro_batch or 1
     if sequences % (rec.dp * micro):
         return None
+    grad, overlap = framework_settings(rec)
     # unpublished recomputation: the least of it with which the configuration fits the chip
     choices = ("none", "selective", "full") if rec.recompute == "unknown" else (rec.recompute,)
     try:
@@ -243,12 +268,24 @@ def _estimate(rec):
             st = train_step(rec.model, rec.chip, n_chips=rec.n_chips, seq_len=rec.seq_len, global_batch=sequences,
                             micro_batch=micro, tp=rec.tp, pp=rec.pp, cp=rec.cp, zero_stage=rec.zero_stage,
                             recompute=recompute, virtual_stages=_chunks(rec),
-                            precision=rec.precision)
+                            precision=rec.precision, grad_reduce=grad, tp_overlap=overlap)
             if st.fits:
                 break
     except ValueError:
         return None
-    return float(st.tokens_per_s_per_chip)
+    return st
+
+
+def _estimate(rec):
+    """tokens/s per chip of ``train_step`` for the record's configuration, or None where it cannot be set up."""
+    st = _train_step(rec)
+    return None if st is None else float(st.tokens_per_s_per_chip)
+
+
+def best_estimate(rec):
+    """tokens/s per chip of the best estimate (``TrainStep.estimate``) for the record, or None."""
+    st = _train_step(rec)
+    return None if st is None else float(st.estimate.tokens_per_s_per_chip)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,6 +299,14 @@ class TrainingComparison:
     mfu: float  # measured x causal model FLOPs over the dense peak of the run's precision (= of_bound)
     mfu_full_attention: float  # the same with attention counted full (PaLM's 12 L H Q T)
     mfu_bf16_peak: float  # causal, over the bf16 peak (what an FP8 run's MFU is often quoted against)
+    best_estimate_tokens_per_s_per_chip: float | None = None  # TrainStep.estimate (estimate.py)
+
+    @property
+    def best_estimate_error(self):
+        """The best estimate over the measurement, less 1 (None where there is no estimate)."""
+        if self.best_estimate_tokens_per_s_per_chip is None:
+            return None
+        return self.best_estimate_tokens_per_s_per_chip / self.measured_tokens_per_s_per_chip - 1
 
     def __repr__(self):
         estimate = ("" if self.estimate_tokens_per_s_per_chip is None
@@ -294,27 +339,29 @@ class TrainingComparison:
         return self.mfu
 
 
-def compare(rec):
+def compare(rec, best=False):
     """One published training record beside its bound and estimate: a ``TrainingComparison`` (MFU in the causal and full
-    counts, and against the bf16 peak)."""
+    counts, and against the bf16 peak; with ``best``, the best estimate too)."""
     hw = get_accelerator(rec.chip)
     measured = float(rec.measured_tokens_per_s_per_chip)
     causal, full = (_course(rec.model, rec.seq_len, c, "none") for c in (True, False))
     peak = hw.peak_flops(PRECISIONS[rec.precision])
     return TrainingComparison(rec, measured, float(bound_tokens_per_s_per_chip(rec)), _estimate(rec),
                               measured * causal / peak, measured * full / peak,
-                              measured * causal / hw.peak_flops("bf16"))
+                              measured * causal / hw.peak_flops("bf16"), best_estimate(rec) if best else None)
 
 
-def measured_vs_predicted(records=None):
+def measured_vs_predicted(records=None, best=False):
     """Each record (default: every file of ``data/training/``) beside its bound and estimate: a list of
-    ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...).
+    ``TrainingComparison`` (``.id .measured_tokens_per_s_per_chip .bound_tokens_per_s_per_chip .mfu`` ...); with
+    ``best``, each with its best estimate (``.best_estimate_tokens_per_s_per_chip .best_estimate_error``).
 
     Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapters 13, 14."""
     records = published_measurements() if records is None else records
-    return [compare(r) for r in records]
+    return [compare(r, best) for r in records]
 
 
 __all__ = ["MEASURES", "RUNS_DIR", "TRAINING_DIR", "TrainingComparison", "TrainingRecord", "TrainingRun",
-           "bound_tokens_per_s_per_chip", "compare", "load_measurements", "measured_vs_predicted",
+           "best_estimate", "bound_tokens_per_s_per_chip", "compare",
+           "framework_settings", "load_measurements", "measured_vs_predicted",
            "published_measurements", "training_runs"]

@@ -1,6 +1,7 @@
 """The search over training configurations: every (tp, pp, cp, ZeRO stage, recomputation, micro-batch,
-interleaving) layout of a number of chips for one step, evaluated at once with numpy (``train_step``'s terms, as
-arrays), with the memory each needs; ``SearchResult.best(k)`` the fastest that fit.
+interleaving) layout of a number of chips for one step, evaluated at once with numpy: ``train_step``'s optimistic
+terms and its best estimate (``TrainStep.estimate``), as arrays, with the peak memory each needs
+(``TrainStep.memory.peak``); ``SearchResult.best(k)`` the fastest that fit by the estimate, with their margins.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class SearchResult:
     mfu: np.ndarray
     memory_bytes: np.ndarray
     fits: np.ndarray
+    estimate_step_time_s: np.ndarray = None
+    estimate_mfu: np.ndarray = None
 
     def __len__(self):
         return len(self.step_time_s)
@@ -34,21 +37,29 @@ class SearchResult:
     def __repr__(self):
         return f"SearchResult({len(self)} configurations, {int(np.sum(self.fits))} fit; .best(k) for the fastest)"
 
-    def best(self, k=5):
-        """The ``k`` fastest configurations that fit, as dicts (config, step time, tokens/s/chip, MFU, GB)."""
-        order = [i for i in np.argsort(self.step_time_s) if self.fits[i]][:k]
+    def best(self, k=5, by="estimate"):
+        """The ``k`` fastest configurations that fit, ranked ``by`` the best estimate (or ``"optimistic"``:
+        ``train_step``'s terms), as dicts: config, estimated step time and MFU, the optimistic step time, tokens/s
+        per chip and MFU, peak GB, and ``margin``: how much slower than the first (0 for it)."""
+        if by not in ("estimate", "optimistic"):
+            raise ValueError(f"by must be 'estimate' or 'optimistic', got {by!r}")
+        key = self.estimate_step_time_s if by == "estimate" else self.step_time_s
+        order = [i for i in np.argsort(key, kind="stable") if self.fits[i]][:k]
         return [dict({n: (v[i].item() if hasattr(v[i], "item") else v[i]) for n, v in self.configs.items()},
-                     step_time_s=float(self.step_time_s[i]), tokens_per_s_per_chip=float(
+                     estimate_step_time_s=float(self.estimate_step_time_s[i]), estimate_mfu=float(
+                         self.estimate_mfu[i]), step_time_s=float(self.step_time_s[i]), tokens_per_s_per_chip=float(
                          self.tokens_per_s_per_chip[i]), mfu=float(self.mfu[i]),
-                     memory_GB=float(self.memory_bytes[i] / 1e9)) for i in order]
+                     memory_GB=float(self.memory_bytes[i] / 1e9), margin=float(key[i] / key[order[0]] - 1))
+                for i in order]
 
 
 def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=None, cps=(1, 2, 4, 8),
            zero_stages=(0, 1, 2, 3), recomputes=RECOMPUTE, micro_batches=(1, 2, 4, 8), virtual_stages=(1, 2, 4),
            precision="bf16", optimizer="adamw", topology=None):
     """Every (tp, pp, cp, zero stage, recompute, micro-batch, interleaving) configuration of ``n_chips`` chips for
-    a step of ``global_batch`` sequences, evaluated at once (numpy), with the memory each needs: a
-    ``SearchResult`` (``.best(k)``). ``pps`` defaults to every stage count up to 64 (or the layer count): with
+    a step of ``global_batch`` sequences, evaluated at once (numpy), with the peak memory each needs: a
+    ``SearchResult`` (``.best(k)``: the fastest that fit by the best estimate, with their margins). ``pps``
+    defaults to every stage count up to 64 (or the layer count): with
     uneven stages the one of ceil(L / pp) layers sets the pace; ``virtual_stages`` (chunks per GPU) apply where
     pp > 1 and each chunk keeps a layer.
 
@@ -76,7 +87,7 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
         raise ValueError(f"no (tp, pp, cp, micro_batch) divides {n} chips and {gb} sequences; try other sizes")
     grid = np.array(rows)
     tp, pp, cp, b, v = (grid[:, i] for i in range(5))
-    out = {name: [] for name in ("step", "tokens", "mfu", "mem", "fits", "zero", "recompute")}
+    out = {name: [] for name in ("step", "tokens", "mfu", "mem", "fits", "zero", "recompute", "est", "est_mfu")}
     cols = {"tp": [], "pp": [], "cp": [], "micro_batch": [], "virtual_stages": []}
     for recompute in recomputes:
         for zero in zero_stages:
@@ -84,11 +95,14 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
                                       pp=pp, cp=cp, zero_stage=np.full(len(tp), zero), recompute=recompute,
                                       sp=True, virtual_stages=v,
                                       precision=precision, optimizer=optimizer)
+            est = st.estimate
             out["step"].append(st.step_time_s)
             out["tokens"].append(st.tokens_per_s_per_chip)
             out["mfu"].append(st.mfu)
-            out["mem"].append(st.memory.total)
+            out["mem"].append(st.memory.peak)
             out["fits"].append(st.fits)
+            out["est"].append(est.step_time_s)
+            out["est_mfu"].append(est.mfu)
             out["zero"].append(np.full(len(tp), zero))
             out["recompute"].append(np.full(len(tp), recompute))
             for name, col in (("tp", tp), ("pp", pp), ("cp", cp), ("micro_batch", b), ("virtual_stages", v)):
@@ -98,7 +112,8 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
     configs["zero_stage"] = np.concatenate(out["zero"])
     configs["recompute"] = np.concatenate(out["recompute"])
     return SearchResult(configs, np.concatenate(out["step"]), np.concatenate(out["tokens"]),
-                        np.concatenate(out["mfu"]), np.concatenate(out["mem"]), np.concatenate(out["fits"]))
+                        np.concatenate(out["mfu"]), np.concatenate(out["mem"]), np.concatenate(out["fits"]),
+                        np.concatenate(out["est"]), np.concatenate(out["est_mfu"]))
 
 
 __all__ = ["SearchResult", "search"]
