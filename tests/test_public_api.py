@@ -85,11 +85,14 @@ def test_no_module_exports_an_internal():
         assert not leaked, f"{mod.__name__}.__all__ exports internals: {leaked}"
 
 
-def test_the_rooms_export_about_250_names():
-    # 269 before the internals (checked-input functions, catalog and layout plumbing) left the rooms' __all__;
-    # a change of more than a few names either way deserves a look at what a learner is offered
+def test_the_rooms_export_about_265_names():
+    # 269 before the internals (checked-input functions, catalog and layout plumbing) left the rooms' __all__
+    # (249 after); chapter 14 (experts_touched, the expert-parallel step, MoE training), chapter 12's practice
+    # (accumulation, offloading, the mixed FP8 peak), chapter 13's estimate and peak memory and the language
+    # switch brought it to 265. A change of more than a few names either way deserves a look at what a learner
+    # is offered
     total = sum(len(importlib.import_module(f"roofline_lib.{room}").__all__) for room in ROOMS)
-    assert 230 <= total <= 260, total
+    assert 255 <= total <= 275, total
 
 
 def test_no_module_is_over_400_lines():
