@@ -154,3 +154,17 @@ def test_calibration_uses_published_ceilings():
     assert 0 < compute < 1 and 0 < memory < 1
     for c in COMPARISONS:
         assert c.calibrated_s >= c.predicted_lower_s
+
+
+def test_vllm_and_sglang_records_by_hand():
+    # vLLM PR #2192: Llama-2-70B fp16 on 4 A100s, 64 prompts of 256 tokens + 256 new ones in 14.57 s. Decode alone
+    # reads a quarter of 2 x 68.98e9 weight bytes from each chip's 2.039 TB/s for 256 steps: at least 4.3 s. And the
+    # SGLang Llama-3-8B step (7.06 ms) can only be a Hopper's: an A100 needs 2 x 8.03e9 / 2.039e12 = 7.9 ms.
+    by_id = {c.id: c for c in COMPARISONS}
+    vllm = by_id["vllm-pr2192-llama-2-70b-a100-tp4-b64-custom"]
+    assert vllm.measured_s == 14.57 and vllm.batch == 64
+    assert 256 * 2 * 68.98e9 / 4 / 2.039e12 < vllm.predicted_lower_s < vllm.measured_s
+    sglang = by_id["sglang-pr1401-llama-3-8b-triton-graph-b1"]
+    assert 2 * 8.03e9 / 2.039e12 > sglang.measured_s > sglang.predicted_lower_s
+    engines = [c for c in COMPARISONS if "vllm" in c.record.system.lower() or "sglang" in c.record.system.lower()]
+    assert len(engines) >= 6
