@@ -113,7 +113,9 @@ _KERNEL_CONSTANTS = {"tinygemm weight_read_share": "tinygemm", "int8-mixed-mm we
 
 
 def current_values():
-    """Today's value of every ``FITTED`` constant."""
+    """Today's value of every ``FITTED`` constant.
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb)."""
     return {"tinygemm weight_read_share": E.KERNEL_CLASSES["tinygemm"].weight_read_share,
             "int8-mixed-mm weight_read_share": E.KERNEL_CLASSES["int8-mixed-mm"].weight_read_share,
             "gpt-fast allreduce_latency_s": E.ENGINES["gpt-fast"].allreduce_latency_s,
