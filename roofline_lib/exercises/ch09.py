@@ -124,8 +124,8 @@ QUESTIONS = [
              "8') that hold 100 sequences of 8,192 positions of Llama-3.1-70B (bf16) inside vLLM's 0.9 share.",
              _fewest_chips_8k, kind="choice", choices=("2", "4", "8", "more than 8"),
              hints=("each chip holds 1/N of the weights and 1/N of every sequence's KV cache, in 0.9 of its memory",
-                    "rl.parallel.tp_max_batch('llama-3.1-70b', 'A100 80GB SXM4', 2**13, n, usable_fraction=0.9) >= 100, "
-                    "n = 2, 4, 8"),
+                    "rl.parallel.tp_max_batch('llama-3.1-70b', 'A100 80GB SXM4', 2**13, n, "
+                    "usable_fraction=0.9) >= 100, n = 2, 4, 8"),
              why={"2": "each chip holds 70.6 GB of weights in its 77.3 GB share: 6.7 GB left, room for 5 sequences "
                             "of 8,192 positions (1.3 GB each per chip).",
                        "4": "4 chips hold about 125 sequences of 4,096 positions (Llama-2-70B's 127 in the table "
