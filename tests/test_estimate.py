@@ -75,3 +75,44 @@ def test_engines_by_system():
     assert E.engine_for("gpt-fast").name.startswith("gpt-fast")
     assert E.engine_for("TensorRT-LLM (Triton backend)") is E.ENGINES["TensorRT-LLM server"]
     assert E.engine_for("vLLM 0.6") is E.ENGINES["other"]
+
+
+def test_cost_counts_by_hand(comparisons):
+    # Llama-2-7B on 8 A100s, 200 generated tokens after a 5-token prompt: 1 prefill + 200 decode passes per
+    # request; the decode_step record's unit is one step, 2 all-reduces x 32 layers
+    rec = comparisons["gpt-fast-llama-2-7b-bf16-a100-tp8"].record
+    counts = E.cost_counts(rec)
+    assert counts.allreduces == 64 and counts.passes == 1 and counts.requests == 0
+    ttft = comparisons["trtllm-v014-serve-llama-3.1-70b-h100-tp4-ttft"].record
+    assert E.cost_counts(ttft).requests == 1 and E.cost_counts(ttft).allreduces == 2 * 80
+
+
+def test_refit_on_the_frozen_half_gives_the_frozen_constants(comparisons):
+    # the fast fit (kernel terms cached, engine costs linear in their counts) lands where the constants were
+    # fitted, and leaves the module as it found it once they are put back
+    before = fit.current_values()
+    try:
+        values, _ = fit.fit(half=E.FITTED_ON, comparisons=list(comparisons.values()))
+    finally:
+        fit._set_all(before)
+    assert values == pytest.approx({"tinygemm weight_read_share": 0.5, "int8-mixed-mm weight_read_share": 0.8,
+                                    "gpt-fast allreduce_latency_s": 19e-6, "FP8_RESIDUAL_SHARE": 0.45,
+                                    "server host_step_s": 1.2e-3, "server request_s": 9e-3})
+
+
+def test_family_of():
+    assert [fit.family_of(type("R", (), {"system": s})) for s in
+            ("gpt-fast", "torchao (gpt-fast-style)", "TensorRT-LLM (Triton backend)",
+             "MLPerf Inference v4.1 (NVIDIA, TensorRT-LLM)", "vLLM 0.2.6", "SGLang v0.4", "llama.cpp")] == \
+        ["gpt-fast/torchao", "gpt-fast/torchao", "TensorRT-LLM", "MLPerf", "vLLM/SGLang", "vLLM/SGLang", "other"]
+
+
+def test_split_study_restores_the_constants_and_reports_every_family(comparisons):
+    before = fit.current_values()
+    splits = fit.split_study(list(comparisons.values()), n_splits=2, seed=1, rounds=1)
+    assert fit.current_values() == before and len(splits) == 2
+    for s in splits:
+        assert set(s.by_family) == set(fit.FAMILIES) and set(s.values) == set(fit.FITTED)
+        assert sum(n for n, _ in s.by_family.values()) <= len(comparisons) // 2 + 1
+    # a split is a split: held-out error is a median of |errors|, so it is not negative and not absurd
+    assert all(0 <= s.held_out < 1 for s in splits)

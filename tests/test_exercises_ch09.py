@@ -62,12 +62,13 @@ def test_thinking_questions_by_hand():
     hand = 6.6e-6 + 14 * 1.0e-6 + 1.75 * 16_384 / (0.5 * 0.75 * 64e9)
     assert rl.exercises.get_question("09.predict_allreduce_pcie").expected() == pytest.approx(hand, rel=1e-9)
     assert check("09.predict_allreduce_pcie", 21e-6) and not check("09.predict_allreduce_pcie", 1.75 * 16_384 / 64e9)
-    # 09.design_chips_8k: per chip, 0.9 x 81,920 MiB less 1/n of Llama-2-70B's 68,976,648,192 x 2 bytes, over 1/n of a
-    # sequence's KV cache (2 x 80 layers x 8 KV heads x 128 x 8,192 positions x 2 bytes)
-    share, weights, kv = 0.9 * 81_920 * 2**20, 68_976_648_192 * 2, 2 * 80 * 8 * 128 * 8_192 * 2
+    # 09.design_chips_8k: per chip, 0.9 x 81,920 MiB less 1/n of Llama-3.1-70B's 70,553,706,496 x 2 bytes, over 1/n of
+    # a sequence's KV cache (2 x 80 layers x 8 KV heads x 128 x 8,192 positions x 2 bytes); 8,192 positions are
+    # within its trained context (131,072), not Llama-2-70B's (4,096)
+    share, weights, kv = 0.9 * 81_920 * 2**20, 70_553_706_496 * 2, 2 * 80 * 8 * 128 * 8_192 * 2
     held = {n: int((share - weights / n) // (kv / n)) for n in (2, 4, 8)}
-    assert held == {2: 6, 4: 63, 8: 179}
-    assert check("09.design_chips_8k", "8") and "63 fit" in check("09.design_chips_8k", "4").message
+    assert held == {2: 5, 4: 62, 8: 177}
+    assert check("09.design_chips_8k", "8") and "62 fit" in check("09.design_chips_8k", "4").message
     # 09.mistake_allreduce_time: 2 x 64 MB / 900 GB/s = 142 us against 1.75 x 64 MB / 450 GB/s = 249 us; fixing
     # either number alone gives 284 us or 124 us
     h100 = rl.get_accelerator("H100 SXM")

@@ -1,6 +1,8 @@
 """roofline_lib.reality.records: the published records, their loader, calibration, and the invariant that a lower
 bound never beats reality."""
 
+import dataclasses
+
 import pytest
 
 from roofline_lib.reality import records as M
@@ -154,3 +156,23 @@ def test_calibration_uses_published_ceilings():
     assert 0 < compute < 1 and 0 < memory < 1
     for c in COMPARISONS:
         assert c.calibrated_s >= c.predicted_lower_s
+
+
+def test_vllm_and_sglang_records_by_hand():
+    # vLLM PR #2192: Llama-2-70B fp16 on 4 A100s, 64 prompts of 256 tokens + 256 new ones in 14.57 s. Decode alone
+    # reads a quarter of 2 x 68.98e9 weight bytes from each chip's 2.039 TB/s for 256 steps: at least 4.3 s. And the
+    # SGLang Llama-3-8B steps (6.16-7.35 ms) can only be a Hopper's: on an A100 the step reads 2 x (8.03e9 - 128,256 x
+    # 4,096 embedding parameters) = 15.0 GB at 2.039 TB/s, 7.37 ms, and the library's A100 bound says the same.
+    by_id = {c.id: c for c in COMPARISONS}
+    vllm = by_id["vllm-pr2192-llama-2-70b-a100-tp4-b64-custom"]
+    assert vllm.measured_s == 14.57 and vllm.batch == 64
+    assert 256 * 2 * 68.98e9 / 4 / 2.039e12 < vllm.predicted_lower_s < vllm.measured_s
+    a100_step = 2 * (8.03e9 - 128_256 * 4_096) / 2.039e12
+    assert 7.35e-3 < a100_step < 7.4e-3
+    for rid in ("sglang-pr1401-llama-3-8b-flashinfer-graph-b1", "sglang-pr1401-llama-3-8b-triton-graph-b1",
+                "sglang-pr1422-llama-3-8b-triton-compile-b1"):
+        sglang = by_id[rid]
+        on_a100 = M.compare(dataclasses.replace(sglang.record, chip="A100 80GB SXM4"))
+        assert on_a100.predicted_lower_s > sglang.measured_s > sglang.predicted_lower_s, rid
+    engines = [c for c in COMPARISONS if "vllm" in c.record.system.lower() or "sglang" in c.record.system.lower()]
+    assert len(engines) >= 6

@@ -40,7 +40,7 @@ def test_decode_flops_are_two_per_active_weight_per_token(name):
     batch, context = 4, 1000
     w = rl.decode_step(m, batch, context)
     groups = m.param_groups()
-    matmul_params = m.n_active_params - groups["embedding"] - groups["norms"]
+    matmul_params = m.n_active_params_with_embedding - groups["embedding"] - groups["norms"]
     assert matmul_flops(w) == pytest.approx(2 * matmul_params * batch, rel=1e-12)
     # total = 2 x params x tokens + the attention term (+ small elementwise work)
     if m.mla is None:

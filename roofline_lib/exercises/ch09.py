@@ -49,9 +49,11 @@ def _decode_allreduce_pcie():
 
 
 def _fewest_chips_8k():
-    """The fewest A100 80GB (2, 4 or 8) holding 100 sequences of 8,192 positions of Llama-2-70B in vLLM's 0.9."""
+    """The fewest A100 80GB (2, 4 or 8) holding 100 sequences of 8,192 positions of Llama-3.1-70B in vLLM's 0.9
+    (Llama-2-70B was trained to 4,096 positions; Llama-3.1-70B has its KV cache per position and 2 % more weights)."""
     return next((str(n) for n in (2, 4, 8)
-                 if tp_max_batch("llama-2-70b", "A100 80GB SXM4", 2**13, n, usable_fraction=0.9) >= 100), "more than 8")
+                 if tp_max_batch("llama-3.1-70b", "A100 80GB SXM4", 2**13, n, usable_fraction=0.9) >= 100),
+                "more than 8")
 
 
 def _allreduce_slip():
@@ -119,16 +121,17 @@ QUESTIONS = [
                     "NCCL's ring with its LL protocol: 6.6 us + 2(N - 1) steps x 1.0 us over PCIe, plus "
                     "2(N - 1)/N x 16 kB at LL's half of NCCL's 0.75 share of 64 GB/s per direction")),
     Question("09.design_chips_8k", "Design: the fewest A100 80GB SXM4 in tensor parallel ('2', '4', '8' or 'more than "
-             "8') that hold 100 sequences of 8,192 positions of Llama-2-70B (bf16) inside vLLM's 0.9 share.",
+             "8') that hold 100 sequences of 8,192 positions of Llama-3.1-70B (bf16) inside vLLM's 0.9 share.",
              _fewest_chips_8k, kind="choice", choices=("2", "4", "8", "more than 8"),
              hints=("each chip holds 1/N of the weights and 1/N of every sequence's KV cache, in 0.9 of its memory",
-                    "rl.parallel.tp_max_batch('llama-2-70b', 'A100 80GB SXM4', 2**13, n, usable_fraction=0.9) >= 100, "
-                    "n = 2, 4, 8"),
-             why={"2": "each chip holds 69 GB of weights in its 77.3 GB share: 8.3 GB left, room for 6 sequences "
+                    "rl.parallel.tp_max_batch('llama-3.1-70b', 'A100 80GB SXM4', 2**13, n, "
+                    "usable_fraction=0.9) >= 100, n = 2, 4, 8"),
+             why={"2": "each chip holds 70.6 GB of weights in its 77.3 GB share: 6.7 GB left, room for 5 sequences "
                             "of 8,192 positions (1.3 GB each per chip).",
-                       "4": "4 chips hold 127 sequences of 4,096 positions (the table above), but a sequence of "
-                            "8,192 needs twice the KV cache: 63 fit.",
-                       "more than 8": "on 8 chips each holds 17.2 GB of weights in its 77.3 GB share and 0.34 GB of "
+                       "4": "4 chips hold about 125 sequences of 4,096 positions (Llama-2-70B's 127 in the table "
+                            "above, a little less for Llama-3.1-70B's larger vocabulary), but a sequence of "
+                            "8,192 needs twice the KV cache: 62 fit.",
+                       "more than 8": "on 8 chips each holds 17.6 GB of weights in its 77.3 GB share and 0.34 GB of "
                                       "each sequence's KV cache: count again."}),
     Question("09.explain_efficiency", "Explain: Llama-2-7B decode at batch 1 on A100s over NVLink keeps 0.88 of each "
              "chip's worth on 2 chips but 0.49 on 8. The main reason: 'latency' (every all-reduce pays a fixed "

@@ -25,6 +25,7 @@ import numpy as np
 from ..core.checks import non_negative, positive
 from ..specs.hardware import get_accelerator
 from ..specs.topologies import Topology
+from .measured import CollectiveFigure, bus_bandwidth, published_collectives  # nccl-tests' bandwidths; data
 from .nccl import (  # NCCL's model has its own module; rl.comms hands its names out too
     CUSTOM_ALLREDUCE_LATENCY_S,
     CUSTOM_ALLREDUCE_WORLD_SIZES,
@@ -267,7 +268,8 @@ def alltoall_time_on(hw, link, per_chip_bytes, n_chips):
 
 
 __all__ = [
-    "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "canonical_link",
+    "allgather_bytes", "allreduce_time_on", "alltoall_bytes", "alltoall_time_on", "bus_bandwidth", "canonical_link",
+    "CollectiveFigure", "published_collectives",
     "CUSTOM_ALLREDUCE_LATENCY_S", "custom_allreduce_time", "CUSTOM_ALLREDUCE_WORLD_SIZES", "LINK_ALIASES",
     "link_bandwidth", "LINKS", "megatron_layer_bytes", "nccl_allreduce", "NCCL_BASE_LATENCY", "NCCL_BASE_LATENCY_US",
     "NCCL_HW_LATENCY_US", "NCCL_LINK_SHARE", "nccl_link_share", "NCCL_LL_MAX_NODES", "NCCL_NET_OVERHEAD_US",
