@@ -307,3 +307,36 @@ def test_teaching_guide_grading_command_works_as_written(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     rows = (tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines()
     assert rows[1].startswith("alice,1,1,1,1,1,1,6,6,") and rows[2].startswith("bob,0,0,0,0,0,0,0,6,"), rows
+
+
+# ---------------------------------------------------------------- a Chinese exercise edition, graded for real
+
+ZH_00 = ROOT / "notebooks" / "zh" / "student" / "00_start_here_student.ipynb"
+
+
+@pytest.mark.skipif(not ZH_00.exists(), reason="no Chinese exercise edition of chapter 00")
+def test_the_grader_grades_a_chinese_exercise_edition_in_chinese():
+    """A Chinese exercise edition is graded against its English master like the English edition: one question
+    answered with the master's own solution scores, the others are "not answered", said in Chinese (the other
+    Chinese editions ask the same questions in the same cells: tests/test_i18n.py)."""
+    from roofline_lib.core.language import set_language
+
+    master_path = ROOT / "notebooks" / "00_start_here.ipynb"
+    assignment = grade.Assignment.from_notebook(master_path)
+    solved = "00.ridge_h200"
+    (answer,) = [c.source for c in nbformat.read(master_path, as_version=4).cells
+                 if c.cell_type == "code" and f'check("{solved}"' in c.source]
+    submission = nbformat.read(ZH_00, as_version=4)
+    (cell,) = [c for c in submission.cells if c.cell_type == "code" and f'check("{solved}"' in c.source]
+    cell.source = answer
+    settings = grade.Settings(cell_timeout=60, sandbox=SANDBOXED)
+    set_language("zh")
+    try:
+        (g,) = asyncio.run(grade.grade_all({"zh": nbformat.writes(submission).encode()}, assignment, settings,
+                                           workers=1))
+    finally:
+        set_language("en")
+    others = [q for q in assignment.question_ids if q != solved]
+    assert g.scores[solved] > 0 and all(g.scores[q] == 0 for q in others), g.scores
+    assert all("尚未作答" in g.messages[q] for q in others), g.messages
+    assert g.notes == [], g.notes
