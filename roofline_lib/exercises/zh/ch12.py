@@ -19,10 +19,17 @@ HINTS = {
     "12.gpu_hours_7b": ("token 数 x 每个 token 的 FLOPs = 工作量；一块芯片每秒完成其稠密 bf16 峰值的 0.4",
                         "GPU 小时数为 "
                         "2e12 x rl.training.flops_per_token('llama-2-7b', 4096, causal=True) / (0.4 x 312e12) / 3600"),
-    "12.peak_slip": ("MFU 大于 1 说明分母不是这块芯片的",
-                     "312 TFLOP/s 是 A100 的稠密 bf16 峰值；H100 SXM5 的是 989.4"),
-    "12.explain_h100_mfu": ("从 A100 到 H100，矩阵乘快了 3.2x；什么只快了 1.6x？",
-                            "归一化、激活函数和优化器都运行在访存屋顶上：2.04 -> 3.35 TB/s"),
+    "12.peak_slip": ("MFU 大于 1 说明分母不是这块芯片的峰值；PaLM 的计数本身是一种公开的约定",
+                     "312 TFLOP/s 是 A100 的稠密 bf16 峰值：把 1.04 乘以 312 再除以 H100 SXM5 的稠密 bf16 峰值"
+                     "（hw.peak_flops('bf16')）"),
+    "12.fp8_mixed_mfu": ("既不是 bf16 峰值，也不是 FP8 峰值：按在各个峰值上运行的 FLOPs 给每个峰值加权",
+                         "混合峰值 = 每 token 的因果 FLOPs / (6 x 各层的权重数 / FP8 峰值 + 其余 FLOPs / bf16 峰值)；"
+                         "rl.training.mixed_peak_flops 会算出它"),
+    "12.accumulation_405b": ("全局批大小 = micro-batch x 累积次数 x 数据并行副本数，都以序列计",
+                             "副本数是芯片数除以 TP x PP；全局批大小是每步的 token 数除以序列长度"),
+    "12.offload_hides_at": ("一层保留的字节数像 s 一样增长；它前向的 FLOPs 像 s（权重）加 s^2（attention）一样增长",
+                            "每个 token：字节数为 activation_bytes_per_layer(m, 1, s) / s；FLOPs 为 2 x 该层的权重数 + "
+                            "2 H d s；解 FLOPs / 795e12 = 字节数 / 64e9，求 s"),
 }
 
 WHY = {
@@ -30,16 +37,6 @@ WHY = {
         "0": "不切分时，仅模型状态就有 128 GB。",
         "2": "更低的阶段就已经放得下：切分 12 字节的优化器状态就够了。",
         "3": "更低的阶段就已经放得下：切分 12 字节的优化器状态就够了。",
-    },
-    "12.peak_slip": {
-        "the FLOPs per "
-        "token": "6N + 12 L H Q T 是 PaLM 公布的计数（它把注意力按完整计算，对因果模型略偏高，但不会高出三倍）。",
-        "nothing": "MFU 大于 1 是不可能的：运行不可能超过芯片的峰值。",
-    },
-    "12.explain_h100_mfu": {
-        "capacity": "两块芯片都有 80 GB；显存容量决定放不放得下，而不是一步的时间。",
-        "communication": "题目问的是单块芯片上的一步：其中没有互连。",
-        "clock": "下界除以的是规格表峰值，时钟已包含在内：起作用的是峰值与带宽之比。",
     },
 }
 
@@ -52,6 +49,8 @@ EN_SHA256 = {
     "12.hfu_over_mfu_full": "f97832f9880a1c0c",
     "12.gpt3_activations_tp8": "26703c0e8233dbc5",
     "12.gpu_hours_7b": "3ac104f1a6f0d0df",
-    "12.peak_slip": "3cac2162b02f1ff4",
-    "12.explain_h100_mfu": "55cd333b20e5de06",
+    "12.peak_slip": "90115457cf9e2915",
+    "12.fp8_mixed_mfu": "5c238053cfd5e608",
+    "12.accumulation_405b": "abd3e5fbec989f79",
+    "12.offload_hides_at": "479d5b3457ab2ae0",
 }
