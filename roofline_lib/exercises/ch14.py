@@ -95,13 +95,13 @@ QUESTIONS = [
                   "prefill": "a decode pool's rate counts output tokens; the prompts were prefilled elsewhere"},
              hints=("what is the figure per: the pool, a node, or a GPU?",
                     "a node holds 8 GPUs: divide the node's rate by 8, not by the pool's 72")),
-    Question("14.explain_double_ep", "Explain: DeepSeek decodes on EP144, SGLang on EP72, both at 128 sequences "
+    Question("14.explain_double_ep", "Explain: DeepSeek decodes on EP144, SGLang on EP72, at the same sequences "
              "per GPU. In the course's model, what does doubling the EP degree cut most, per GPU: 'expert weights', "
              "'communication', 'attention time' or 'KV cache'?", lambda: "expert weights", kind="choice",
              choices=("expert weights", "communication", "attention time", "KV cache"),
              why={"communication": "a GPU sends each of its tokens to 8 experts either way; only the share that "
                                       "stays in its node changes (8/72 vs 8/144)",
-                  "attention time": "each GPU still runs attention for its own 128 sequences",
+                  "attention time": "each GPU still runs attention for its own sequences",
                   "KV cache": "each GPU keeps its own sequences' cache, whatever the EP degree"},
              hints=("which of these depends on how many chips share the 288 expert slots?",
                     "compare ep_serving_step at n = 72 and 144: memory_per_chip, comm_bytes, t_attention")),
