@@ -68,8 +68,8 @@ QUESTIONS = [
                     "the first b with step.t_attention > step.t_experts")),
     Question("14.design_smallest_ep", "Design: DeepSeek-V3 (fp8 weights, bf16 latent cache) decoding 128 sequences per "
              "H800 at 4,096 positions. What is the smallest EP degree among 8, 16, 32, 64, 72 and 144 (72 and 144 with "
-             "32 redundant experts) at which one GPU's weights and KV cache fit in 85 % of its memory (the rest kept for "
-             "activations, DeepEP's buffers and CUDA graphs)?", _smallest_ep_that_fits,
+             "32 redundant experts) at which one GPU's weights and KV cache fit in 85 % of its memory (the rest kept "
+             "for activations, DeepEP's buffers and CUDA graphs)?", _smallest_ep_that_fits,
              unit="chips", rounding="up",
              hints=("the KV cache of a GPU's own 128 sequences is the same at every EP degree; what shrinks as EP "
                     "grows?",

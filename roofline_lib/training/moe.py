@@ -7,10 +7,10 @@ an expert's gradient is reduced over those copies only, while the non-expert wei
 Per MoE layer a micro-batch runs four all-to-alls: forward dispatch (FP8) and combine (BF16), and backward the
 combine's gradient (a dispatch, FP8: the report's Sec. 3.3.3 quantizes 'the activation gradient before MoE
 down-projections' like the forward dispatch) and the dispatch's gradient (a combine, BF16), as DeepEP's normal
-kernels move them (``multichip.expert_serving``). DualPipe (DeepSeek-V3 report, Sec. 3.2.1) runs one micro-batch's forward chunk
-beside another's backward chunk so that each one's all-to-all hides under the other's compute: the pair takes
-max(compute, communication) instead of their sum; its bubble is (PP/2 - 1)(F&B + B - 3W) against 1F1B's
-(PP - 1)(F + B) (the report's Table 2).
+kernels move them (``multichip.expert_serving``). DualPipe (DeepSeek-V3 report, Sec. 3.2.1) runs one
+micro-batch's forward chunk beside another's backward chunk so that each one's all-to-all hides under the other's
+compute: the pair takes max(compute, communication) instead of their sum; its bubble is (PP/2 - 1)(F&B + B - 3W)
+against 1F1B's (PP - 1)(F + B) (the report's Table 2).
 """
 
 from __future__ import annotations
@@ -110,8 +110,8 @@ class MoELayerTimes:
 def moe_layer_times(model, hw, tokens_per_chip, ep, *, gpus_per_node=8, nic_bandwidth=50e9, mfu=1.0,
                     dtype="fp8", node_limit=None):
     """``MoELayerTimes`` of one MoE layer for ``tokens_per_chip`` tokens: compute at ``mfu`` of the ``dtype`` peak
-    (6 FLOPs per active weight per token); all-to-alls at the chip's NVLink (per direction) and ``nic_bandwidth``, both dispatches in FP8, both combines
-    in BF16.
+    (6 FLOPs per active weight per token); all-to-alls at the chip's NVLink (per direction) and ``nic_bandwidth``,
+    both dispatches in FP8, both combines in BF16.
 
     Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     m = _moe(model)
