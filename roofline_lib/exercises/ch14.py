@@ -18,10 +18,11 @@ def _dispatch_qwen3():
     return 8 * dispatch_bytes_per_copy("qwen3-235b-a22b", "fp8")
 
 
-def _step(chip, batch, context, ep):
+def _step(chip, batch, context, ep, usable_fraction=1.0):
     from ..multichip.expert_serving import ep_serving_step
 
-    return ep_serving_step("deepseek-v3", chip, batch, context, ep, redundant_experts=(-256) % ep)
+    return ep_serving_step("deepseek-v3", chip, batch, context, ep, redundant_experts=(-256) % ep,
+                           usable_fraction=usable_fraction)
 
 
 def _attention_overtakes():
@@ -29,7 +30,7 @@ def _attention_overtakes():
 
 
 def _smallest_ep_that_fits():
-    return next(n for n in EP_CHOICES if _step("H800", 128, 4096, n).fits)
+    return next(n for n in EP_CHOICES if _step("H800", 128, 4096, n, usable_fraction=0.85).fits)
 
 
 def _gemm_share():
@@ -67,12 +68,13 @@ QUESTIONS = [
                     "the first b with step.t_attention > step.t_experts")),
     Question("14.design_smallest_ep", "Design: DeepSeek-V3 (fp8 weights, bf16 latent cache) decoding 128 sequences per "
              "H800 at 4,096 positions. What is the smallest EP degree among 8, 16, 32, 64, 72 and 144 (72 and 144 with "
-             "32 redundant experts) at which one GPU's weights and KV cache fit its memory?", _smallest_ep_that_fits,
+             "32 redundant experts) at which one GPU's weights and KV cache fit in 85 % of its memory (the rest kept "
+             "for activations, DeepEP's buffers and CUDA graphs)?", _smallest_ep_that_fits,
              unit="chips", rounding="up",
              hints=("the KV cache of a GPU's own 128 sequences is the same at every EP degree; what shrinks as EP "
                     "grows?",
-                    "try rl.multichip.ep_serving_step('deepseek-v3', 'H800', 128, 4096, n, redundant_experts=...)."
-                    "fits for each n in turn")),
+                    "try rl.multichip.ep_serving_step('deepseek-v3', 'H800', 128, 4096, n, redundant_experts=..., "
+                    "usable_fraction=0.85).fits for each n in turn")),
     Question("14.predict_gemm_share", "Predict, then check: one DeepSeek-V3 expert's gate/up GEMM ([M, 7168] x "
              "[7168, 4096], fp8) on an H800 at M = 8 tokens routed to it. What share of the fp8 peak can it reach?",
              _gemm_share, rtol=0.02,
@@ -93,13 +95,13 @@ QUESTIONS = [
                   "prefill": "a decode pool's rate counts output tokens; the prompts were prefilled elsewhere"},
              hints=("what is the figure per: the pool, a node, or a GPU?",
                     "a node holds 8 GPUs: divide the node's rate by 8, not by the pool's 72")),
-    Question("14.explain_double_ep", "Explain: DeepSeek decodes on EP144, SGLang on EP72, both at 128 sequences "
+    Question("14.explain_double_ep", "Explain: DeepSeek decodes on EP144, SGLang on EP72, at the same sequences "
              "per GPU. In the course's model, what does doubling the EP degree cut most, per GPU: 'expert weights', "
              "'communication', 'attention time' or 'KV cache'?", lambda: "expert weights", kind="choice",
              choices=("expert weights", "communication", "attention time", "KV cache"),
              why={"communication": "a GPU sends each of its tokens to 8 experts either way; only the share that "
                                       "stays in its node changes (8/72 vs 8/144)",
-                  "attention time": "each GPU still runs attention for its own 128 sequences",
+                  "attention time": "each GPU still runs attention for its own sequences",
                   "KV cache": "each GPU keeps its own sequences' cache, whatever the EP degree"},
              hints=("which of these depends on how many chips share the 288 expert slots?",
                     "compare ep_serving_step at n = 72 and 144: memory_per_chip, comm_bytes, t_attention")),

@@ -5,11 +5,12 @@ batches, DeepSeek-V3's DualPipe as arithmetic, and FP8 training's bytes per para
 An EP group of ``ep`` chips holds each routed expert once; data parallelism copies the group ``dp / ep`` times, so
 an expert's gradient is reduced over those copies only, while the non-expert weights' are reduced over all ``dp``.
 Per MoE layer a micro-batch runs four all-to-alls: forward dispatch (FP8) and combine (BF16), and backward the
-combine's gradient (a dispatch, BF16) and the dispatch's gradient (a combine, BF16), as DeepEP's normal kernels move
-them (``multichip.expert_serving``). DualPipe (DeepSeek-V3 report, Sec. 3.2.1) runs one micro-batch's forward chunk
-beside another's backward chunk so that each one's all-to-all hides under the other's compute: the pair takes
-max(compute, communication) instead of their sum; its bubble is (PP/2 - 1)(F&B + B - 3W) against 1F1B's
-(PP - 1)(F + B) (the report's Table 2).
+combine's gradient (a dispatch, FP8: the report's Sec. 3.3.3 quantizes 'the activation gradient before MoE
+down-projections' like the forward dispatch) and the dispatch's gradient (a combine, BF16), as DeepEP's normal
+kernels move them (``multichip.expert_serving``). DualPipe (DeepSeek-V3 report, Sec. 3.2.1) runs one
+micro-batch's forward chunk beside another's backward chunk so that each one's all-to-all hides under the other's
+compute: the pair takes max(compute, communication) instead of their sum; its bubble is (PP/2 - 1)(F&B + B - 3W)
+against 1F1B's (PP - 1)(F + B) (the report's Table 2).
 """
 
 from __future__ import annotations
@@ -59,13 +60,13 @@ def grouped_gemm_efficiency(model, hw, tokens_per_expert, dtype="fp8"):
 
 
 def alltoall_bytes_per_step(model, tokens_per_chip, ep, *, gpus_per_node=8, node_limit=None):
-    """Bytes one chip sends in one training step's all-to-alls, every MoE layer forward (FP8 dispatch, BF16
-    combine) and backward (both BF16), for ``tokens_per_chip`` tokens over an EP group of ``ep`` chips."""
+    """Bytes one chip sends in one training step's all-to-alls, every MoE layer forward and backward (each an FP8
+    dispatch and a BF16 combine), for ``tokens_per_chip`` tokens over an EP group of ``ep`` chips."""
     m = _moe(model)
     fwd = alltoall_bytes_per_layer(m, tokens_per_chip, ep, gpus_per_node=gpus_per_node, mode="normal",
                                    node_limit=node_limit)
     bwd = alltoall_bytes_per_layer(m, tokens_per_chip, ep, gpus_per_node=gpus_per_node, mode="normal",
-                                   dispatch_dtype="bf16", node_limit=node_limit)
+                                   dispatch_dtype="fp8", node_limit=node_limit)
     one = sum(dataclasses.astuple(fwd)) + sum(dataclasses.astuple(bwd))
     return m.moe_layers * one
 
@@ -109,7 +110,8 @@ class MoELayerTimes:
 def moe_layer_times(model, hw, tokens_per_chip, ep, *, gpus_per_node=8, nic_bandwidth=50e9, mfu=1.0,
                     dtype="fp8", node_limit=None):
     """``MoELayerTimes`` of one MoE layer for ``tokens_per_chip`` tokens: compute at ``mfu`` of the ``dtype`` peak
-    (6 FLOPs per active weight per token); all-to-alls at the chip's NVLink (per direction) and ``nic_bandwidth``.
+    (6 FLOPs per active weight per token); all-to-alls at the chip's NVLink (per direction) and ``nic_bandwidth``,
+    both dispatches in FP8, both combines in BF16.
 
     Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     m = _moe(model)
@@ -124,7 +126,7 @@ def moe_layer_times(model, hw, tokens_per_chip, ep, *, gpus_per_node=8, nic_band
     t_compute = 6 * active * t / (share * hw.peak_flops(dtype))
     kw = dict(gpus_per_node=gpus_per_node, mode="normal", node_limit=node_limit)
     fwd = alltoall_bytes_per_layer(m, t, ep, **kw)
-    bwd = alltoall_bytes_per_layer(m, t, ep, dispatch_dtype="bf16", **kw)
+    bwd = alltoall_bytes_per_layer(m, t, ep, dispatch_dtype="fp8", **kw)  # the combine's gradient, sent in FP8
     nvlink = hw.interconnect_bandwidth / 2
     t_comm = fwd.time(nvlink, nic_bandwidth) + bwd.time(nvlink, nic_bandwidth)
     return MoELayerTimes(t_compute, t_comm)
