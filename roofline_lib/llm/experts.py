@@ -15,10 +15,12 @@ from ..core.checks import positive
 from ..specs.models import expected_experts_touched, get_model
 
 
-def _moe(model):
+def moe_model(model, needed_by="experts_touched"):
+    """The model's config, refused with the reason unless it routes tokens to experts (``needed_by`` names what
+    needed one, for the message)."""
     m = get_model(model)
     if not m.moe:
-        raise ValueError(f"{m.name} has no routed experts; experts_touched needs a mixture-of-experts model "
+        raise ValueError(f"{m.name} has no routed experts; {needed_by} needs a mixture-of-experts model "
                          "(e.g. DeepSeek-V3, Mixtral-8x7B, Qwen3-235B-A22B)")
     return m
 
@@ -26,7 +28,7 @@ def _moe(model):
 def routing_probabilities(model, imbalance=None):
     """Each routed expert's chance of being picked by one token: k/E each (``imbalance=None``), or ``k`` shared
     in proportion to ``imbalance``, one positive relative load per routed expert (a hot expert's larger)."""
-    m = _moe(model)
+    m = moe_model(model)
     E, k = m.moe.num_experts, m.moe.experts_per_token
     if imbalance is None:
         return np.full(E, k / E)
@@ -50,7 +52,7 @@ def experts_touched(model, tokens, *, imbalance=None):
     222.4
 
     Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
-    m = _moe(model)
+    m = moe_model(model)
     tokens = positive("tokens", tokens)
     if imbalance is None:
         return expected_experts_touched(m.moe.num_experts, m.moe.experts_per_token, tokens)
@@ -62,7 +64,7 @@ def experts_touched(model, tokens, *, imbalance=None):
 
 def tokens_per_expert(model, tokens):
     """Mean tokens each touched expert computes on: T k / experts touched (the M of its grouped GEMM)."""
-    m = _moe(model)
+    m = moe_model(model)
     tokens = positive("tokens", tokens)
     return np.asarray(tokens, float) * m.moe.experts_per_token / experts_touched(m, tokens)
 

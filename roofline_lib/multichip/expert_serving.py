@@ -28,30 +28,23 @@ import math
 
 from ..core.checks import positive
 from ..core.dtypes import BYTES_PER_ELEMENT
+from ..llm.experts import moe_model
 from ..llm.parts import Sharding
 from ..llm.setup import setup
 from ..llm.steps import decode_step_unchecked, prefill_unchecked
 from ..roofline.bounds import estimate
-from ..specs.models import get_model
 from ..specs.topologies import get_topology, list_topologies
 
 SCALE_GROUP = 128  # channels per fp32 scale of an FP8 activation tile (DeepSeek-V3 report, Sec. 3.3.2: 1 x 128)
 MODES = ("low_latency", "normal")
 
 
-def _moe(model):
-    m = get_model(model)
-    if not m.moe:
-        raise ValueError(f"{m.name} has no routed experts; expert-parallel serving needs a mixture-of-experts model "
-                         "(e.g. DeepSeek-V3, Qwen3-235B-A22B)")
-    return m
-
 
 def dispatch_bytes_per_copy(model, dtype="fp8"):
     """Bytes of one token's hidden vector sent to one expert: h in ``dtype``, plus h/128 fp32 scales in fp8.
 
     Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
-    m = _moe(model)
+    m = moe_model(model, "expert-parallel serving")
     h = m.hidden_size
     scales = 4 * math.ceil(h / SCALE_GROUP) if dtype == "fp8" else 0
     return h * BYTES_PER_ELEMENT[dtype] + scales
@@ -61,14 +54,14 @@ def combine_bytes_per_copy(model, dtype="bf16"):
     """Bytes of one expert's output for one token sent back: h in ``dtype``.
 
     Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
-    return _moe(model).hidden_size * BYTES_PER_ELEMENT[dtype]
+    return moe_model(model, "expert-parallel serving").hidden_size * BYTES_PER_ELEMENT[dtype]
 
 
 def nodes_touched(model, n_nodes, node_limit=None):
     """Expected distinct nodes a token's k experts sit on, experts spread evenly over ``n_nodes`` nodes and routing
     uniform: N(1 - C(E - E/N, k) / C(E, k)). With ``node_limit`` M (DeepSeek-V3's group-limited routing, one group
     a node: its top-k picked among the experts of M nodes), M(1 - C(E' - E/N, k) / C(E', k)), E' = M E / N."""
-    m = _moe(model)
+    m = moe_model(model, "expert-parallel serving")
     E, k = m.moe.num_experts, m.moe.experts_per_token
     N = int(positive("n_nodes", n_nodes, integer=True))
     M = N if node_limit is None else min(N, int(positive("node_limit", node_limit, integer=True)))
@@ -101,7 +94,7 @@ def alltoall_bytes_per_layer(model, tokens_per_chip, n_chips, *, gpus_per_node=8
     ``nodes_touched``.
 
     Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
-    m = _moe(model)
+    m = moe_model(model, "expert-parallel serving")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     t = positive("tokens_per_chip", tokens_per_chip)
@@ -120,7 +113,7 @@ def alltoall_bytes_per_layer(model, tokens_per_chip, n_chips, *, gpus_per_node=8
 
 def experts_per_chip(model, n_chips, redundant=0):
     """Routed expert slots each chip holds: (E + redundant) / n, which must divide evenly."""
-    m = _moe(model)
+    m = moe_model(model, "expert-parallel serving")
     n = int(positive("n_chips", n_chips, integer=True))
     slots = m.moe.num_experts + int(redundant)
     if redundant < 0 or slots % n:
@@ -183,7 +176,7 @@ def ep_serving_step(model, hw, batch_per_chip, context, n_chips, *, phase="decod
     Taught in chapter 14 (notebooks/14_mixture_of_experts.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype,
               n_chips=n_chips, usable_fraction=usable_fraction, reserved_bytes=reserved_bytes)
-    m, hw, n = _moe(s.model), s.hw, s.n_chips
+    m, hw, n = moe_model(s.model, "expert-parallel serving"), s.hw, s.n_chips
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase must be 'decode' or 'prefill'; got {phase!r}")
     b = int(positive("batch_per_chip", batch_per_chip, integer=True))
