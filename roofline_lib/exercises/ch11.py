@@ -61,9 +61,10 @@ QUESTIONS = [
                                        "28 ms of compute: barely more than a plain step, for about 2.3 tokens per "
                                        "sequence. The table's batch 256 was at context 128, where the weights are "
                                        "most of the bytes."}),
-    Question("11.slo_chip", "Design: Llama-2-13B bf16, 1024 prompt and 256 output tokens, TPOT at most 25 ms under "
-             "continuous batching: which chip serves a million output tokens cheapest at $1.80 (A100 80GB SXM4), "
-             "$2.50 (H100 SXM5) and $3.50 (H200 SXM) per hour: 'a100', 'h100' or 'h200'?", _slo_chip, kind="choice",
+    Question("11.slo_chip", "Design: Llama-2-13B bf16, 1024 prompt and 256 output tokens, a lower-bound TPOT of at "
+             "most 25 ms under continuous batching: which chip serves a million output tokens cheapest at "
+             "$1.80 (A100 80GB SXM4), $2.50 (H100 SXM5) and $3.50 (H200 SXM) per hour: 'a100', 'h100' or 'h200'?",
+             _slo_chip, kind="choice",
              choices=tuple(PRICES),
              hints=("the largest batch that meets the SLO on each chip, then price / throughput",
                     "rl.serving.best_batch_under_slo('llama-2-13b', chip, 1024, 256, 25e-3).cost_per_million_tokens("

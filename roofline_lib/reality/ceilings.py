@@ -22,7 +22,7 @@ def achieved_fractions(hw):
 def calibrated(hw):
     """``hw`` with every peak and its bandwidth scaled to what benchmarks reach (``achieved_fractions``).
 
-    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb); also used in chapters 09, 10."""
+    Taught in chapter 08 (notebooks/08_overhead_bound.ipynb); also used in chapters 09, 10, 11."""
     hw = get_accelerator(hw)
     compute, memory = achieved_fractions(hw)
     return dataclasses.replace(

@@ -176,7 +176,9 @@ def _per_chip(work, chip, n, kv_ways, weight_share):
 
 def kernels_per_forward(model):
     """Kernels of one forward pass once a compiler has fused the elementwise parts into their neighbours:
-    the parts a fusing compiler keeps (``PartKind.kernel``), per layer, plus the once-per-step ones."""
+    the parts a fusing compiler keeps (``PartKind.kernel``), per layer, plus the once-per-step ones.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     from ..llm.steps import decode_step
 
     m = get_model(model)
