@@ -134,6 +134,24 @@ def test_pipeline_bubble(p, m, v):
     assert T.pipeline_bubble(p, m, v) == pytest.approx((p - 1) / (v * m))
 
 
+def test_interleaving_needs_micro_batches_a_multiple_of_the_stages():
+    # by hand: one micro-batch through p stages of v chunks runs its v p chunks one after another, each t / v
+    # long, so the step is p t whatever v: a bubble of (p - 1) t, the v = 1 figure; Megatron-LM refuses v > 1
+    # unless m is a multiple of p
+    with pytest.raises(ValueError, match="multiple of the pipeline stages"):
+        T.pipeline_bubble(16, 8, 4)
+    assert T.pipeline_bubble(16, 8, 1) == pytest.approx(15 / 8)
+    kw = dict(n_chips=64, seq_len=4096, global_batch=32, tp=4, pp=2, zero_stage=1)  # dp 8: 4 micro-batches
+    with pytest.raises(ValueError, match="multiple of the pipeline stages"):
+        T.train_step("llama-3.1-8b", "h100-sxm", **{**kw, "pp": 8, "tp": 1, "global_batch": 32}, virtual_stages=2)
+    one = T.train_step("llama-3.1-8b", "h100-sxm", **{**kw, "global_batch": 8})  # 1 micro-batch: bubble = compute
+    assert one.terms["pipeline bubble"] == pytest.approx(one.terms["compute"])
+    with pytest.raises(ValueError, match="multiple of the pipeline stages"):
+        T.train_step("llama-3.1-8b", "h100-sxm", **{**kw, "global_batch": 8}, virtual_stages=4)
+    four = T.train_step("llama-3.1-8b", "h100-sxm", **kw, virtual_stages=2)  # 4 micro-batches, 2 stages: allowed
+    assert four.terms["pipeline bubble"] == pytest.approx(four.terms["compute"] / 4 / 2)
+
+
 def test_pipeline_first_stage_holds_p_microbatches():
     one = T.memory("llama-2-7b", 1, 4096, pp=1).activations
     assert T.memory("llama-2-7b", 1, 4096, pp=4, microbatches=16).activations == pytest.approx(one)
@@ -198,6 +216,10 @@ def test_search_405b_on_16k_gpus():
     assert all(b["memory_GB"] * 1e9 <= rl.get_accelerator("h100-sxm").mem_capacity for b in best)
     # ranked by the best estimate; the optimistic order is there too
     assert [b["estimate_step_time_s"] for b in best] == sorted(b["estimate_step_time_s"] for b in best)
+    # interleaved only where the micro-batches per step (2,048 / (dp b)) are a multiple of the stages
+    c = r.configs
+    micro_batches = 2048 // (c["dp"] * c["micro_batch"])
+    assert (c["virtual_stages"] > 1).any() and not ((c["virtual_stages"] > 1) & (micro_batches % c["pp"] > 0)).any()
     optimistic = r.best(3, by="optimistic")
     assert [b["step_time_s"] for b in optimistic] == sorted(b["step_time_s"] for b in optimistic)
 

@@ -126,7 +126,8 @@ QUESTIONS = [
              "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
              choices=("bandwidth", "memory", "bubble", "precision"),
              hints=("how often do TP's activations cross the link, and what else leaves the node?",
-                    "five collectives' worth of s b h 2 bytes per layer, on the critical path; a DGX H100's NVLink "
+                    "four all-reduces of s b h 2 bytes per layer on the critical path (five's bytes with sequence "
+                    "parallelism); a DGX H100's NVLink "
                     "carries 8 x 370.8 GB/s, its NICs 8 x 50 GB/s, shared with data and pipeline parallelism"),
              why={"memory": "TP saves memory wherever its chips are; the question is time.",
                   "bubble": "TP has no bubble: every chip works on every layer.",

@@ -233,10 +233,14 @@ def bound_tokens_per_s_per_chip(rec):
 
 def _chunks(rec):
     """Interleaved chunks per GPU: the record's, or, where it is not published (0), the most the layers allow
-    (one layer per chunk), which makes the bubble smallest: the estimate stays optimistic."""
+    (one layer per chunk), which makes the bubble smallest: the estimate stays optimistic; 1 where the
+    micro-batches per step are not a multiple of the stages, which interleaving needs."""
     if rec.pp == 1:
         return 1
-    return rec.virtual_stages or max(1, rec.model.num_layers // rec.pp)
+    if rec.virtual_stages:
+        return rec.virtual_stages
+    micro_batches = rec.global_batch_tokens // rec.seq_len // (rec.dp * (rec.micro_batch or 1))
+    return max(1, rec.model.num_layers // rec.pp) if micro_batches % rec.pp == 0 else 1
 
 
 def framework_settings(rec):

@@ -80,12 +80,22 @@ TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX 
 def pipeline_bubble(p, m, v=1):
     """The pipeline's idle share: (p - 1) / (v m) of the ideal time, for p stages, m micro-batches per step and
     v model chunks per GPU (interleaved 1F1B; v = 1: plain 1F1B or GPipe). Narayanan et al. 2021, Sec. 2.2.
+    Interleaving needs m to be a multiple of p (Megatron-LM's interleaved schedule runs the micro-batches in groups
+    of p; with fewer, a chunk waits for the whole pipeline and nothing is gained).
 
     Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     p = positive("p (stages)", p, integer=True)
     m = positive("m (micro-batches)", m, integer=True)
     v = positive("v (chunks per GPU)", v, integer=True)
+    _check_interleaving(p, m, v)
     return (p - 1) / (v * m)
+
+
+def _check_interleaving(p, m, v):
+    if v > 1 and m % p:
+        raise ValueError(f"interleaving (v = {v} chunks per GPU) needs the micro-batches per step ({m:g}) to be a "
+                         f"multiple of the pipeline stages ({p}), as Megatron-LM's interleaved schedule requires; "
+                         "use v = 1 or more micro-batches")
 
 
 _PER_SEQUENCE = {}
@@ -287,6 +297,7 @@ def _check_layout(n_chips, global_batch, micro_batch, tp, pp, cp, m, virtual_sta
         raise ValueError(f"tp ({tp}) must divide the model's {m.num_heads} attention heads")
     if virtual_stages > 1 and pp == 1:
         raise ValueError("virtual_stages > 1 interleaves pipeline stages: it needs pp > 1")
+    _check_interleaving(pp, global_batch // (dp * micro_batch), virtual_stages)
 
 
 def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1, pp=1, cp=1, zero_stage=1,

@@ -12,16 +12,24 @@ HINTS = {
     "13.mistake_tokens_tp": ("这些 token 由多少块芯片分担？",
                              "256 块芯片都在为这一步工作：张量并行把每个 token 的工作切分开"),
     "13.dp_binding_8b": ("把 512 个 token 与经由节点 NVLink 总线时每芯片的临界 token 数比较",
-                         "计算 6 N x 512 / 峰值，对比 2 x 2 N / 370.8 GB/s，再减去它能藏在后面的反向计算"),
-    "13.design_fewest_stages": ("用完全重计算时激活很小：由模型状态决定",
-                                "权重和梯度每个参数 4 字节、分到 tp x pp 块芯片上，优化器 12 / dp；"
-                                "rl.training.train_step(..., pp=p, recompute='full').fits"),
+                         "计算 6 N x 512 / 峰值，对比 2 x 4 N / 370.8 GB/s（fp32 梯度），再减去它能藏在后面的反向计算"),
+    "13.design_fewest_stages": ("用完全重计算时激活很小：由模型状态决定，按 Megatron-LM 的保存方式"
+                                "（bf16 权重、一个 fp32 梯度缓冲区）",
+                                "权重和梯度每个参数 2 + 4 字节、分到 tp x pp 块芯片上，优化器 12 / dp，"
+                                "再加上分配器额外占用的部分：rl.training.train_step(..., pp=p, recompute='full').fits"),
+    "13.mistake_dp_bytes_8b": ("在 bf16 训练中，Megatron-LM、NeMo 和 torchtitan 以什么格式把梯度放到链路上？",
+                               "一次 all-reduce 发送其消息的 2 (n - 1)/n；消息是 N 个 4 字节的梯度"),
+    "13.predict_sends_interleaved": ("每个微批在前向和反向中都要穿过一块芯片的 v 个分块边界；序列并行把每个激活切分到"
+                                     " TP 组上",
+                                     "每步微批数 x 2 x v x s h 2 字节 / tp，其中 dp = 1,024 / (8 x 8)"),
+    "13.predict_tp_latency_8b": ("每层四次 all-reduce（前向两次，反向两次）；8 块 GPU 上的 ring all-reduce "
+                                 "需要 2 x 7 步",
+                                 "NCCL 的 tuner：每次集合通信基础 8.4 us，每个 NVLink 步再加 3.4 us；x 4 x 32"),
     "13.explain_zero3": ("384 块 GPU 时每块 GPU 每步发送多少？1,536 块时呢？",
                          "在任何规模下每块 GPU 都发送 3 x 2 字节 x N，而每块 GPU 的计算量减少到 1/4"),
     "13.explain_tp_node": ("张量并行的激活多久穿过一次链路？还有什么要离开节点？",
-                           "每层五次集合通信、每次 s b h 2 字节，都在关键路径上；DGX H100 的 NVLink 承载 8 x 370.8 "
-                           "GB/s，"
-                           "网卡 8 x 50 GB/s，还要与数据并行和流水线并行共用"),
+                           "每层在关键路径上四次 all-reduce、每次 s b h 2 字节（用序列并行时是五次的字节量）；"
+                           "DGX H100 的 NVLink 承载 8 x 370.8 GB/s，网卡 8 x 50 GB/s，还要与数据并行和流水线并行共用"),
 }
 
 WHY = {
@@ -30,13 +38,15 @@ WHY = {
         "nothing": "张量并行组的 8 块芯片共同处理一个副本的 token：除以 32 个副本，等于把每个 token 数了 8 遍。",
     },
     "13.dp_binding_8b": {
-        "compute": "每芯片 512 个 token 低于经由 DGX H100 NVLink 总线时约 1,800 的临界值："
+        "compute": "每芯片 512 个 token 远低于经由 DGX H100 NVLink 总线时约 3,600 的临界值（fp32 梯度）："
                    "梯度的 all-reduce 比反向计算还长。",
     },
     "13.design_fewest_stages": {
-        "2": "2 个阶段时，仅权重和梯度就有 4 字节 x 405.9e9 / 16 = 101 GB。",
-        "1": "1 个阶段时，仅权重和梯度就有 4 字节 x 405.9e9 / 8 = 203 GB。",
-        "8": "更少的阶段就已放得下：4 个阶段时，每块芯片的模型状态约 53 GB。",
+        "2": "2 个阶段时，仅权重和梯度就有 6 字节 x 405.9e9 / 16 = 152 GB。",
+        "1": "1 个阶段时，仅权重和梯度就有 6 字节 x 405.9e9 / 8 = 304 GB。",
+        "4": "4 个阶段时，仅权重和 fp32 梯度就有 6 x 405.9e9 / 32 = 76 GB；再加上激活、分配器的 10 % 和 CUDA "
+             "上下文就超过 80 GB。",
+        "16": "更少的阶段就已放得下：8 个阶段时，峰值约为每块芯片 48 GB。",
     },
     "13.explain_zero3": {
         "bubble": "ZeRO-3 不用流水线：没有气泡。",
@@ -57,8 +67,11 @@ EN_SHA256 = {
     "13.zero2_states_70b": "8e928a37a4f31944",
     "13.bubble_interleaved": "96e0ba404bbee60a",
     "13.mistake_tokens_tp": "691cd9692312d8ac",
-    "13.dp_binding_8b": "9c91292c2bb887b7",
-    "13.design_fewest_stages": "08dd95267704d2fe",
+    "13.dp_binding_8b": "dca0133ac14ba061",
+    "13.design_fewest_stages": "7742eeee34e74d87",
+    "13.mistake_dp_bytes_8b": "4831c896927919fc",
+    "13.predict_sends_interleaved": "494c93ddcee070f6",
+    "13.predict_tp_latency_8b": "d36fe1846e42ecd7",
     "13.explain_zero3": "c76d03d527e4d16e",
-    "13.explain_tp_node": "8a4e114b206db0d9",
+    "13.explain_tp_node": "130032362cd00486",
 }
