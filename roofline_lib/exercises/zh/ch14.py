@@ -12,7 +12,7 @@ HINTS = {
                                        "'H200', b, 2000, 8)；第一个满足 step.t_attention > step.t_experts 的 b"),
     "14.design_smallest_ep": ("一块 GPU 自己 128 个序列的 KV 缓存在任何 EP 度下都一样；EP 度增大时，什么会变小？",
                               "对每个 n 依次试 rl.multichip.ep_serving_step('deepseek-v3', 'H800', 128, 4096, n, "
-                              "redundant_experts=...).fits"),
+                              "redundant_experts=..., usable_fraction=0.85).fits"),
     "14.predict_gemm_share": ("只有 8 行时，读取这个专家 29 MB 的权重和在它们上面做计算，哪个更久？",
                               "rl.training.moe.grouped_gemm_efficiency('deepseek-v3', 'H800', 8)：按峰值算的时间"
                               "除以屋顶线下界"),
@@ -32,7 +32,7 @@ WHY = {
     "14.explain_double_ep": {
         "communication": "无论哪种 EP 度，一块 GPU 都要把它的每个 token 发给 8 个专家；变的只是留在本节点内的份额"
                          "（8/72 对 8/144）",
-        "attention time": "每块 GPU 仍然为自己的 128 个序列运行 attention",
+        "attention time": "每块 GPU 仍然为自己那些序列运行 attention",
         "KV cache": "无论 EP 度是多少，每块 GPU 都保存自己那些序列的缓存",
     },
 }
@@ -42,9 +42,9 @@ EN_SHA256 = {
     "14.touched_32": "617d77cea4e8eacb",
     "14.dispatch_qwen3": "f70edb1675893d7d",
     "14.predict_attention_overtakes": "775df1069847cd7d",
-    "14.design_smallest_ep": "ac388949512fc2d7",
+    "14.design_smallest_ep": "9eaf903e42653a17",
     "14.predict_gemm_share": "f16bf7b5821896f6",
     "14.pretraining_wall_clock": "5c5c93842302b853",
     "14.mistake_per_node": "8cec3d17a66fc1e8",
-    "14.explain_double_ep": "4836702aa4e28e98",
+    "14.explain_double_ep": "7ca6a658af712390",
 }
