@@ -91,7 +91,7 @@ def test_gpt_fast_eager_and_compiled_within_a_quarter():
     eager = launch.simulate_queue(launch.eager_kernel_times("llama-2-7b", a100, 1, 105),
                                   launch.EAGER_CPU_PER_KERNEL_S, device_gap=launch.STREAM_BOUNDARY_S).total
     compiled = launch.simulate_graph(launch.decode_kernel_times("llama-2-7b", a100, 1, 105, fused=True)).total
-    assert 1 / eager == pytest.approx(25.5, rel=0.25)
+    assert 1 / eager == pytest.approx(25.5, rel=0.01)  # the CPU cost per eager kernel is fitted to it
     assert 1 / compiled == pytest.approx(107.0, rel=0.25)
     assert eager / compiled == pytest.approx(107.0 / 25.5, rel=0.25)
     # and graphs alone, without fusion, stay above the roofline time by their 387 boundaries

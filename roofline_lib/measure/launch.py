@@ -44,14 +44,14 @@ STREAM_BOUNDARY_S = GRAPH_BOUNDARY_S + STREAM_LAUNCH_GAP_S - GRAPH_LAUNCH_GAP_S
 # One replay of a recorded graph on the CPU: NVIDIA's CUDA 12.6 notes give "a nearly constant time of 2.5us +
 # (~1ns per node)" for straight-line graphs (read second-hand: the post itself was not available here).
 GRAPH_REPLAY_CPU_S = 2.5e-6
-# Eager PyTorch on the CPU, per kernel-launching operator: Python and the dispatcher (Horace He, "Making Deep
-# Learning Go Brrrr": "we can only get 280 thousand operations per second", 3.6 us each) plus the CUDA launch
-# call, "between 5-20 microseconds" in PyTorch traces (Meta's HolisticTraceAnalysis docs). The upper end is used:
-# the only eager decoder measured here (gpt-fast's 25.5 tok/s, chapter 08) needs it. The sum is what counts; its
-# split is not a measurement: the published traces of chapter 15 show the launch call itself at 3 to 10 us and
-# the rest of the interval between calls (19 us on a Hugging Face forward, 84 us on vLLM with stacks) spent
-# outside it, in the framework.
-EAGER_CPU_PER_KERNEL_S = 3.6e-6 + 20e-6
+# Eager PyTorch on the CPU, per kernel-launching operator: a fitted constant, not a measurement of its parts.
+# gpt-fast's eager Llama-2-7B (25.5 tok/s at batch 1 on an A100, chapter 08) is CPU-bound and launches 1588
+# kernels per token (EAGER_KERNELS), so each costs 1 / 25.5 / 1588 s = 24.7 us of CPU. The pieces the sources
+# name add up to less: Python and the dispatcher at about 3.6 us per operation, launch included (Horace He,
+# "Making Deep Learning Go Brrrr": "280 thousand operations per second"), and the launch call itself at 3 to 10 us
+# in the published traces of chapter 15, which spend the rest of the interval between calls (19 us on a Hugging
+# Face forward, 84 us on vLLM with stacks) in the framework around each operator.
+EAGER_CPU_PER_KERNEL_S = 24.7e-6
 
 # Parts of a decode step that run once per step, not once per layer (each part's kind says which).
 ONCE_PER_STEP = tuple(k.name for k in KINDS if not k.per_layer)

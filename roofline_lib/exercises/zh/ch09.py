@@ -30,7 +30,7 @@ HINTS = {
                                   "kB，"
                                   "速率为每方向 64 GB/s 的 NCCL 0.75 份额再减半（LL）"),
     "09.design_chips_8k": ("每块芯片在其 0.9 的显存里放 1/N 的权重和每条序列 1/N 的 KV 缓存",
-                           "检查 rl.parallel.tp_max_batch('llama-2-70b', 'A100 80GB SXM4', 2**13, n, "
+                           "检查 rl.parallel.tp_max_batch('llama-3.1-70b', 'A100 80GB SXM4', 2**13, n, "
                            "usable_fraction=0.9) "
                            ">= 100，n = 2, 4, 8"),
     "09.explain_efficiency": ("一个 token 的 all-reduce 搬运多少字节？按 NVLink 的速度要多久？",
@@ -42,10 +42,11 @@ HINTS = {
 
 WHY = {
     "09.design_chips_8k": {
-        "2": "每块芯片在 77.3 GB 的份额里放 69 GB 权重：剩 8.3 GB，只够 6 条 8,192 个位置的序列（每条每芯片 1.3 GB）。",
-        "4": "4 块芯片能放 127 条 4,096 个位置的序列（见上表），"
-             "但 8,192 个位置的序列需要两倍的 KV 缓存：只放得下 63 条。",
-        "more than 8": "8 块芯片时，每块在 77.3 GB 的份额里放 17.2 GB 权重，每条序列的 KV 缓存占 0.34 GB：再算一遍。",
+        "2": "每块芯片在 77.3 GB 的份额里放 70.6 GB 权重：剩 6.7 GB，"
+             "只够 5 条 8,192 个位置的序列（每条每芯片 1.3 GB）。",
+        "4": "4 块芯片约能放 125 条 4,096 个位置的序列（上表中 Llama-2-70B 为 127 条，Llama-3.1-70B 的词表更大，"
+             "略少一些），但 8,192 个位置的序列需要两倍的 KV 缓存：只放得下 62 条。",
+        "more than 8": "8 块芯片时，每块在 77.3 GB 的份额里放 17.6 GB 权重，每条序列的 KV 缓存占 0.34 GB：再算一遍。",
     },
     "09.explain_efficiency": {
         "bandwidth": "一个 token 的激活只有 8 kB：它的 2(N - 1)/N 只要几纳秒；而且这个因子只从 1 增长到 1.75。",
@@ -70,7 +71,7 @@ EN_SHA256 = {
     "09.ep_alltoall_bytes": "7fb0e13a35487e96",
     "09.replicas_or_tp": "3fdc069d649d2121",
     "09.predict_allreduce_pcie": "47bdae9656f37187",
-    "09.design_chips_8k": "13a01c6f717c5a71",
+    "09.design_chips_8k": "56eca077e124c00b",
     "09.explain_efficiency": "6bb36c0f9c46b5ac",
     "09.mistake_allreduce_time": "0bda1b6c8738965c",
 }

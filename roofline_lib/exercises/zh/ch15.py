@@ -11,7 +11,8 @@ HINTS = {
                                 "rl.matmul(8, 14336, 4096).intensity 与 "
                                 "rl.get_accelerator('H100').ridge_point('bf16') 比较"),
     "15.predict_launch_bound": ("启动和内核哪个更慢？较慢的那个决定整个窗口的节奏",
-                                "忙碌 = 1000 x 4 us；窗口 = 1000 次各 7 us 的启动，再加最后一个内核"),
+                                "忙碌 = 1000 x 4 us；trace 的窗口从第一个内核开始（在第一次启动之后，即 7 us）"
+                                "到最后一个内核结束：999 次各 7 us 的启动，再加最后一个内核"),
     "15.mistake_split_gap": ("一个解码步有多长？那个间隙又有多长？",
                              "比周围工作长得多的间隙，是 trace 被切开的地方：把它去掉（rl.trace 的 split_gaps），"
                              "再算其余部分的忙碌占比"),
@@ -45,7 +46,7 @@ EN_SHA256 = {
     "15.exposed_comm": "858909d3d6287b9f",
     "15.gemm_rate": "29519f46ba2e16c3",
     "15.predict_graph_decode": "b10c4ce6448bc9df",
-    "15.predict_launch_bound": "b34556f1e1cc2cec",
+    "15.predict_launch_bound": "87f112dd987e1b03",
     "15.mistake_split_gap": "e81aaa5eb5f8cd2e",
     "15.mistake_nccl_rate": "0a2b25da658fb0df",
     "15.explain_sum_exceeds_busy": "4718ac6e621ec701",
