@@ -11,7 +11,6 @@ step (the larger of compute and communication with two-batch overlap, their sum 
 from __future__ import annotations
 
 import ipywidgets
-from matplotlib.ticker import EngFormatter
 
 from ..llm.experts import experts_touched
 from ..multichip.expert_serving import ep_serving_step
@@ -19,7 +18,7 @@ from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 from .base import Explorer, eng, invalidate_background, moving
 from .controls import int_log_slider
-from .training_explorer import nice_end, toggles
+from .training_explorer import nice_end, stacked_bar, toggles
 
 CHIPS = ("H800 SXM5", "H100 SXM5", "H200 SXM", "B200")
 EP_DEGREES = (8, 16, 32, 64, 72, 144, 256)
@@ -59,15 +58,7 @@ class MoEExplorer(Explorer):
         self.ax_mem, self.ax_time = self.fig.subplots(2, 1)
         self.bars = {}
         for ax, names, unit, first in ((self.ax_mem, MEMORY, "B", 0), (self.ax_time, TERMS, "s", 2)):
-            self.bars[unit] = ax.barh([0] * len(names), [0] * len(names), height=0.6, label=names, zorder=3,
-                                      color=[f"C{first + i}" for i in range(len(names))])
-            ax.set_ylim(-0.5, 0.5)
-            ax.set_yticks([])
-            ax.xaxis.set_major_formatter(EngFormatter(unit=unit))
-            ax.tick_params(labelsize=8)
-            ax.grid(True, axis="x", alpha=0.3)
-            ax.set_axisbelow(True)
-            ax.spines["left"].set_visible(False)
+            self.bars[unit] = stacked_bar(ax, names, unit, first)
         self.capacity = self.ax_mem.axvline(1, color="k", ls="--", lw=1.5, zorder=5, label="chip memory")
         self.step = self.ax_time.axvline(1, color="k", ls="--", lw=1.5, zorder=5, label="step")
         for ax in (self.ax_mem, self.ax_time):

@@ -32,6 +32,20 @@ def dense_models():
     return [n for n in list_models(with_steps=True) if get_model(n).moe is None]
 
 
+def stacked_bar(ax, names, unit, first_color=0):
+    """One horizontal bar of ``len(names)`` segments (widths set later), on an axis of its own in ``unit``."""
+    bars = ax.barh([0] * len(names), [0] * len(names), height=0.6, label=names, zorder=3,
+                   color=[f"C{first_color + i}" for i in range(len(names))])
+    ax.set_ylim(-0.5, 0.5)
+    ax.set_yticks([])
+    ax.xaxis.set_major_formatter(EngFormatter(unit=unit))
+    ax.tick_params(labelsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.spines["left"].set_visible(False)  # the bars start there and are drawn over the static layer
+    return bars
+
+
 def nice_end(x):
     """The smallest 1, 1.5, 2, 3, 4, 5, 6 or 8 x 10^k above 1.05 x: an axis end that stays put while the bars
     move a little."""
@@ -77,15 +91,7 @@ class TrainingExplorer(Explorer):
         self.ax_mem, self.ax_time = self.fig.subplots(2, 1)
         self.bars = {}
         for ax, names, unit in ((self.ax_mem, MEMORY, "B"), (self.ax_time, TERMS, "s")):
-            self.bars[unit] = ax.barh([0] * len(names), [0] * len(names), height=0.6, color=[f"C{i}" for i in
-                                      range(len(names))], label=names, zorder=3)
-            ax.set_ylim(-0.5, 0.5)
-            ax.set_yticks([])
-            ax.xaxis.set_major_formatter(EngFormatter(unit=unit))
-            ax.tick_params(labelsize=8)
-            ax.grid(True, axis="x", alpha=0.3)
-            ax.set_axisbelow(True)
-            ax.spines["left"].set_visible(False)  # the bars start there and are drawn over the static layer
+            self.bars[unit] = stacked_bar(ax, names, unit)
         self.capacity = self.ax_mem.axvline(1, color="k", ls="--", lw=1.5, zorder=5, label="chip memory")
         for ax in (self.ax_mem, self.ax_time):
             ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)
