@@ -18,7 +18,7 @@ from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 from .base import Explorer, eng, invalidate_background, moving
 from .controls import int_log_slider
-from .training_explorer import nice_end, stacked_bar, toggles
+from .training_explorer import nice_end, set_segments, stacked_bar, toggles
 
 CHIPS = ("H800 SXM5", "H100 SXM5", "H200 SXM", "B200")
 EP_DEGREES = (8, 16, 32, 64, 72, 144, 256)
@@ -81,11 +81,7 @@ class MoEExplorer(Explorer):
         kv = get_model(self.model).kv_bytes_per_position("bf16") * (self.context + 1) * b  # its own sequences
         sizes = {"B": [st.memory_per_chip - kv, kv], "s": [st.t_attention, st.t_experts, st.t_comm]}
         for unit, values in sizes.items():
-            left = 0.0
-            for bar, value in zip(self.bars[unit], values, strict=True):
-                bar.set_x(left)
-                bar.set_width(float(value))
-                left += float(value)
+            set_segments(self.bars[unit], values)
         self.capacity.set_xdata([hw.mem_capacity] * 2)
         self.step.set_xdata([st.time] * 2)
         ends = (nice_end(max(st.memory_per_chip, hw.mem_capacity)), nice_end(st.t_compute + st.t_comm))

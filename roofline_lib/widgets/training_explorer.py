@@ -46,6 +46,15 @@ def stacked_bar(ax, names, unit, first_color=0):
     return bars
 
 
+def set_segments(bars, values):
+    """Lay the segments of a ``stacked_bar`` end to end at widths ``values``."""
+    left = 0.0
+    for bar, value in zip(bars, values, strict=True):
+        bar.set_x(left)
+        bar.set_width(float(value))
+        left += float(value)
+
+
 def nice_end(x):
     """The smallest 1, 1.5, 2, 3, 4, 5, 6 or 8 x 10^k above 1.05 x: an axis end that stays put while the bars
     move a little."""
@@ -121,11 +130,7 @@ class TrainingExplorer(Explorer):
         sizes = {"B": [mem.weights, mem.grads, mem.optimizer, mem.activations, mem.logits if pp == 1 else 0.0],
                  "s": [st.terms[t] for t in TERMS]}
         for unit, values in sizes.items():
-            left = 0.0
-            for bar, value in zip(self.bars[unit], values, strict=True):
-                bar.set_x(left)
-                bar.set_width(float(value))
-                left += float(value)
+            set_segments(self.bars[unit], values)
         self.capacity.set_xdata([cap, cap])
         ends = (nice_end(max(float(mem.total), cap)), nice_end(float(st.step_time_s)))
         if ends != self._static:
