@@ -1,12 +1,20 @@
 """Real-browser test of the interactive explorers: JupyterLab + Chromium, driven by Playwright.
 
-For each notebook that has an explorer, the test opens it in a real JupyterLab, runs all cells,
-moves each explorer's main slider with the keyboard, and checks that
+Every explorer of the course (each code cell tagged ``explorer`` in a lecture notebook) is gathered into one
+notebook, with just the cells it needs from its chapter (the cells that define the names it uses, found by
+reading the code); the fixture ``tests/fixtures/explorer_demo.ipynb`` comes first, so the harness itself is
+always tested. The test opens that notebook in a real JupyterLab, runs all its cells and checks that no cell
+shows a traceback or stderr text (warnings included, as nbval's rule) and no widget failed to display ("Error
+displaying widget"). Then, one test per chapter, it moves each explorer's main slider with the keyboard and
+checks that
 
-* no cell shows a traceback or stderr text (warnings included, as nbval's rule) and no widget failed
-  to display ("Error displaying widget");
-* the explorer's figure (the ipympl canvas) really rendered, and its pixels change;
+* the explorer's figure (the ipympl canvas) really rendered, fits a 1366 px window with the file browser
+  open, and its pixels change;
 * the slider's readout and the explorer's HTML readout change.
+
+One notebook and one kernel for all explorers: opening a notebook and starting its kernel cost the browser
+more than the explorers themselves, and the chapters' other cells are run by strict nbval (their pages as
+readers see them: tests/test_notebook_pages.py).
 
 It also measures, for each key press, the time from the keydown event to the first animation
 frame in which the figure's canvas holds different pixels, and prints the median (``pytest -s``
@@ -16,9 +24,8 @@ reported, never asserted.
 Convention for notebook authors: tag the code cell whose output shows an explorer's widget
 (``explorer.widget()``) with the cell tag ``explorer``. The test finds explorers by that tag: the
 first slider in that cell's output is the explorer's main slider, the HTML widgets in it are its
-readout, the ipympl canvas in it is its figure. Notebooks run from a temporary copy (outputs
-stripped), so the committed files are never modified; they find data through ``roofline_lib``.
-The fixture ``tests/fixtures/explorer_demo.ipynb`` always runs too, so the harness itself is tested.
+readout, the ipympl canvas in it is its figure. The explorers' notebook is written to a temporary
+folder, so the committed files are never modified; it finds data through ``roofline_lib``.
 
 Browser: Debian's Chromium at ``/usr/bin/chromium`` (``apt-get install chromium``), or any
 Chrome/Chromium named by the environment variable ``ROOFLINE_CHROMIUM``. Without one the test is
@@ -27,11 +34,11 @@ skipped, unless ``ROOFLINE_REQUIRE_BROWSER=1`` (CI sets it), when it fails.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import statistics
@@ -47,6 +54,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "explorer_demo.ipynb"
+FIXTURE_CASE = "tests/fixtures/explorer_demo.ipynb"
+EXPLORERS = "explorers.ipynb"  # the one notebook the browser opens
 RESULTS = REPO / "benchmarks" / "results" / "browser_latency.json"
 EXPLORER_TAG = "explorer"
 PRESSES = 4  # key presses per explorer (each one is a latency sample)
@@ -85,7 +94,7 @@ def course_notebooks():
 
 
 def _cases():
-    cases = [pytest.param("tests/fixtures/explorer_demo.ipynb", id="fixture-explorer_demo")]
+    cases = [pytest.param(FIXTURE_CASE, id="fixture-explorer_demo")]
     found = course_notebooks()
     cases += [pytest.param(nb, id=nb) for nb in found]
     if not found:
@@ -133,19 +142,52 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _strip_outputs(path):
-    """Clear outputs and execution counts, so what the test sees comes from this run only; and keep only the code
-    up to the last explorer. The prose (typeset by MathJax) and what follows the explorers cost the browser most of
-    its time and test nothing here: strict nbval runs every cell, and tests/test_notebook_pages.py checks the pages
-    as readers see them."""
-    nb = nbformat.read(path, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    last = max((i for i, c in enumerate(code) if EXPLORER_TAG in c.metadata.get("tags", [])), default=len(code) - 1)
-    nb.cells = code[:last + 1]
-    for cell in nb.cells:
-        cell.outputs, cell.execution_count = [], None
-    nb.metadata.pop("widgets", None)
+def _names(source):
+    """(names the code defines, names it reads); IPython's % and ! lines are left out."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    defined, used = set(), set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else defined).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+    return defined, used
+
+
+def explorer_slice(path):
+    """The code cells an explorer needs, in order: each cell tagged ``explorer`` and, for every name it reads and
+    does not define, the latest earlier cell that defines it (and so on for that cell)."""
+    cells = nbformat.read(path, as_version=4).cells
+    code = {i: _names(c.source) for i, c in enumerate(cells) if c.cell_type == "code"}
+    keep = set(explorer_cells(path))
+    pending = sorted(keep)
+    while pending:
+        i = pending.pop()
+        defined, used = code[i]
+        for name in used - defined:
+            source = max((j for j in code if j < i and name in code[j][0]), default=None)
+            if source is not None and source not in keep:
+                keep.add(source)
+                pending.append(source)
+    return [cells[i] for i in sorted(keep)]
+
+
+def write_explorers_notebook(cases, path):
+    """One notebook holding every case's explorer slice, outputs cleared; returns {case: [indices of its explorer
+    cells in it]}."""
+    nb, where = nbformat.v4.new_notebook(), {}
+    for case in cases:
+        where[case] = []
+        for cell in explorer_slice(REPO / case):
+            copy = nbformat.v4.new_code_cell(cell.source, metadata={"tags": cell.metadata.get("tags", [])})
+            if EXPLORER_TAG in copy.metadata["tags"]:
+                where[case].append(len(nb.cells))
+            nb.cells.append(copy)
+    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
     nbformat.write(nb, path)
+    return where
 
 
 def _children(pid):
@@ -180,8 +222,9 @@ def _stop(proc):
 
 
 class Lab:
-    def __init__(self, url, token, root):
+    def __init__(self, url, token, root, where):
         self.url, self.token, self.root = url, token, root
+        self.where = where  # {case: indices of its explorer cells in the explorers' notebook}
 
     def api(self, method, path):
         req = urllib.request.Request(f"{self.url}{path}", method=method,
@@ -197,17 +240,12 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(browser, tmp_path_factory):
-    """JupyterLab on loopback, serving a copy of the notebooks (outputs stripped)."""
+    """JupyterLab on loopback, serving a folder that holds the explorers' notebook."""
     base = tmp_path_factory.mktemp("lab")
     root, settings = base / "root", base / "settings"
-    if NOTEBOOKS.is_dir():
-        shutil.copytree(NOTEBOOKS, root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    (root / "tests" / "fixtures").mkdir(parents=True)
-    shutil.copy(FIXTURE, root / "tests" / "fixtures")
-    if (REPO / "data").is_dir():
-        (root / "data").symlink_to(REPO / "data")
-    for nb in root.rglob("*.ipynb"):
-        _strip_outputs(nb)
+    root.mkdir()
+    cases = [FIXTURE_CASE, *course_notebooks()]
+    where = write_explorers_notebook(cases, root / EXPLORERS)
     for name, values in LAB_SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(json.dumps(values))
@@ -229,7 +267,7 @@ def lab(browser, tmp_path_factory):
         with open(log, "wb") as out:
             proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
-        server = Lab(f"http://127.0.0.1:{port}", token, root)
+        server = Lab(f"http://127.0.0.1:{port}", token, root, where)
         deadline, up = time.monotonic() + 60, False
         while not up and proc.poll() is None and time.monotonic() < deadline:
             try:
@@ -293,8 +331,12 @@ class Desk:
 def desk(browser, lab):
     desk = Desk(browser, lab)
     yield desk
-    if desk.page is not None:
-        desk.page.close()
+    try:
+        desk.close_all()
+    finally:
+        lab.shutdown_kernels()
+        if desk.page is not None:
+            desk.page.close()
 
 
 @pytest.fixture(scope="module")
@@ -460,87 +502,97 @@ def _run_all(page, notebook, timeout=60):
                          f"prompts {prompts}, kernel {status}, outputs {shown}")
 
 
-@pytest.mark.parametrize("notebook", _cases())
-def test_explorers_respond_in_browser(notebook, desk, lab, latencies):
-    """One retry in a fresh page: on a loaded 2-core machine JupyterLab now and then loses the first
-    frame of a figure or replaces a kernel mid-run. A real defect fails both attempts; the first
-    failure is printed either way."""
+@pytest.fixture(scope="module")
+def ran(desk, lab):
+    """The explorers' notebook, opened and run once (Run > Run All Cells) for every test below. One retry in a
+    fresh page: on a loaded 2-core machine JupyterLab now and then replaces a kernel mid-run. A real defect
+    fails both attempts; the first failure is printed either way."""
     try:
-        _check_notebook(notebook, desk, lab, latencies)
+        return _open_and_run(desk, lab)
     except Exception as first:
-        print(f"\n{notebook}: first attempt failed, retrying once in a fresh page: {first}")
+        print(f"\n{EXPLORERS}: first attempt failed, retrying once in a fresh page: {first}")
+        lab.shutdown_kernels()
         desk.fresh()
-        _check_notebook(notebook, desk, lab, latencies)
+        return _open_and_run(desk, lab)
 
 
-def _check_notebook(notebook, desk, lab, latencies):
-    tagged = explorer_cells(lab.root / notebook)  # in the copy the page shows: its code up to the last explorer
-    assert tagged, f"{notebook} has no code cell tagged {EXPLORER_TAG!r}"
-    page = desk.open(notebook)
+def _open_and_run(desk, lab):
+    page = desk.open(EXPLORERS)
+    _wait_for_kernel(lab, EXPLORERS)
+    _run_all(page, EXPLORERS, timeout=180)
+    return page
+
+
+def test_every_explorer_cell_runs_without_an_error_or_a_broken_widget(ran, lab):
+    errors = ran.locator(ERROR_OUTPUTS)
+    assert errors.count() == 0, f"{EXPLORERS}: error or stderr output:\n" + "\n---\n".join(_texts(errors))
+    assert "Error displaying widget" not in ran.locator(".jp-Notebook").inner_text(), "a widget failed to display"
+    assert sum(map(len, lab.where.values())) == ran.locator(".jp-Notebook .jupyter-matplotlib-canvas-div").count()
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_explorers_respond_in_browser(case, ran, desk, lab, latencies):
+    """Each of the case's explorers, in the page the notebook ran in. One retry: on a loaded machine a figure now
+    and then loses a frame; a real defect fails both attempts (the first failure is printed)."""
+    assert lab.where[case], f"{case} has no code cell tagged {EXPLORER_TAG!r}"
     try:
-        _wait_for_kernel(lab, notebook)
-        _run_all(page, notebook)
-
-        cells = page.locator(".jp-Notebook .jp-Cell")
-        errors = page.locator(ERROR_OUTPUTS)
-        assert errors.count() == 0, f"{notebook}: error or stderr output:\n" + "\n---\n".join(_texts(errors))
-
-        for index in tagged:
-            output = cells.nth(index).locator(".jp-OutputArea").first  # (an Output widget nests another)
-            where = f"{notebook}, cell {index}"
+        for index in lab.where[case]:
             try:
-                output.locator(".widget-slider .noUi-handle").first.wait_for(state="attached", timeout=30_000)
-                canvas = output.locator(".jupyter-matplotlib-canvas-div > canvas").first
-                canvas.wait_for(state="attached", timeout=30_000)
-                page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=30_000, polling=100)
-            except Exception as exc:
-                raise AssertionError(f"{where}: no slider, or an ipympl figure that never drew; the output "
-                                     f"reads {output.inner_text()[:500]!r}") from exc
-
-            figure = output.locator(".jupyter-matplotlib-canvas-div").first
-            figure.scroll_into_view_if_needed()
-            canvas_px, area_px = canvas.evaluate("c => [c.getBoundingClientRect().width, "
-                                                 "c.closest('.jp-OutputArea-output').getBoundingClientRect().width]")
-            assert canvas_px <= area_px + 1, (f"{where}: the explorer's canvas is {canvas_px:.0f} px wide in an output "
-                                              f"area of {area_px:.0f} px (1366 px window, file browser open)")
-            tracks = output.locator(".widget-slider .slider-container").evaluate_all(
-                "els => els.map(e => [e.closest('.widget-slider').innerText.trim(), e.getBoundingClientRect().width])")
-            short = [(label, round(px)) for label, px in tracks if px < MIN_TRACK_PX]
-            assert tracks and not short, f"{where}: slider tracks under {MIN_TRACK_PX} px (label, px): {short}"
-            slider_before = output.locator(".widget-slider .widget-readout").first.inner_text()
-            readout_before = _texts(output.locator(".widget-html-content"))
-            assert readout_before, f"{where}: the explorer shows no HTML readout"
-            pixels_before = figure.screenshot()
-
-            samples, readout_samples = [], []
-            key, missed = _move_slider(page, output, samples, readout_samples)
-            page.wait_for_timeout(300)
-
-            slider_after = output.locator(".widget-slider .widget-readout").first.inner_text()
-            assert slider_after != slider_before, f"{where}: slider readout stayed {slider_before!r} after {key}"
-            readout_after = _texts(output.locator(".widget-html-content"))
-            assert readout_after != readout_before, f"{where}: explorer readout stayed {readout_before!r}"
-            figure_changed = figure.screenshot() != pixels_before
-            assert figure_changed, f"{where}: the figure did not change after {key}"
-            assert samples, f"{where}: no key press changed the figure's pixels within 5 s"
-            readout_median = statistics.median(readout_samples) if readout_samples else None
-            latencies[where] = {"ms": [round(ms, 1) for ms in samples], "median_ms": statistics.median(samples),
-                                "readout_ms": [round(ms, 1) for ms in readout_samples],
-                                "readout_median_ms": readout_median, "missed": missed, "key": key}
-            print(f"\n{where}: key press -> changed pixels, median {statistics.median(samples):.0f} ms "
-                  f"(min {min(samples):.0f}, max {max(samples):.0f}, {len(samples)} presses, {missed} missed); "
-                  f"-> changed readout, median {readout_median or float('nan'):.0f} ms")
-
-        text = page.locator(".jp-Notebook").inner_text()
-        assert "Error displaying widget" not in text, f"{notebook}: a widget failed to display"
-        assert errors.count() == 0, f"{notebook}: error or stderr output after moving sliders:\n" + "\n".join(
+                _check_explorer(ran, f"{case} (cell {index} of {EXPLORERS})", index, latencies)
+            except Exception as first:
+                print(f"\n{case}, cell {index}: first attempt failed, retrying once: {first}")
+                _check_explorer(ran, f"{case} (cell {index} of {EXPLORERS})", index, latencies)
+        errors = ran.locator(ERROR_OUTPUTS)
+        assert errors.count() == 0, f"{case}: error or stderr output after moving sliders:\n" + "\n".join(
             _texts(errors))
     except Exception:
         if desk.errors:
-            print(f"\n{notebook}: errors in the page:\n" + "\n".join(desk.errors))
+            print(f"\n{case}: errors in the page:\n" + "\n".join(desk.errors))
         raise
-    finally:
-        try:
-            desk.close_all()
-        finally:
-            lab.shutdown_kernels()
+
+
+def _check_explorer(page, where, index, latencies):
+    output = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea").first  # (an Output
+    # widget nests another)
+    try:
+        output.locator(".widget-slider .noUi-handle").first.wait_for(state="attached", timeout=30_000)
+        canvas = output.locator(".jupyter-matplotlib-canvas-div > canvas").first
+        canvas.wait_for(state="attached", timeout=30_000)
+        page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=30_000, polling=100)
+    except Exception as exc:
+        raise AssertionError(f"{where}: no slider, or an ipympl figure that never drew; the output "
+                             f"reads {output.inner_text()[:500]!r}") from exc
+
+    figure = output.locator(".jupyter-matplotlib-canvas-div").first
+    figure.scroll_into_view_if_needed()
+    canvas_px, area_px = canvas.evaluate("c => [c.getBoundingClientRect().width, "
+                                         "c.closest('.jp-OutputArea-output').getBoundingClientRect().width]")
+    assert canvas_px <= area_px + 1, (f"{where}: the explorer's canvas is {canvas_px:.0f} px wide in an output "
+                                      f"area of {area_px:.0f} px (1366 px window, file browser open)")
+    tracks = output.locator(".widget-slider .slider-container").evaluate_all(
+        "els => els.map(e => [e.closest('.widget-slider').innerText.trim(), e.getBoundingClientRect().width])")
+    short = [(label, round(px)) for label, px in tracks if px < MIN_TRACK_PX]
+    assert tracks and not short, f"{where}: slider tracks under {MIN_TRACK_PX} px (label, px): {short}"
+    slider_before = output.locator(".widget-slider .widget-readout").first.inner_text()
+    readout_before = _texts(output.locator(".widget-html-content"))
+    assert readout_before, f"{where}: the explorer shows no HTML readout"
+    pixels_before = figure.screenshot()
+
+    samples, readout_samples = [], []
+    key, missed = _move_slider(page, output, samples, readout_samples)
+    page.wait_for_timeout(300)
+
+    slider_after = output.locator(".widget-slider .widget-readout").first.inner_text()
+    assert slider_after != slider_before, f"{where}: slider readout stayed {slider_before!r} after {key}"
+    readout_after = _texts(output.locator(".widget-html-content"))
+    assert readout_after != readout_before, f"{where}: explorer readout stayed {readout_before!r}"
+    figure_changed = figure.screenshot() != pixels_before
+    assert figure_changed, f"{where}: the figure did not change after {key}"
+    assert samples, f"{where}: no key press changed the figure's pixels within 5 s"
+    readout_median = statistics.median(readout_samples) if readout_samples else None
+    latencies[where] = {"ms": [round(ms, 1) for ms in samples], "median_ms": statistics.median(samples),
+                        "readout_ms": [round(ms, 1) for ms in readout_samples],
+                        "readout_median_ms": readout_median, "missed": missed, "key": key}
+    print(f"\n{where}: key press -> changed pixels, median {statistics.median(samples):.0f} ms "
+          f"(min {min(samples):.0f}, max {max(samples):.0f}, {len(samples)} presses, {missed} missed); "
+          f"-> changed readout, median {readout_median or float('nan'):.0f} ms")
