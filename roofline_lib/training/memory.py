@@ -10,9 +10,11 @@ Model states, bytes per parameter (``OPTIMIZERS``; each row's inventory is in ``
 
 The last three are the rows of Megatron-LM's distributed-optimizer table (18, 20, 16 bytes; sharded 6 + 12/d,
 4 + 16/d, 8 + 8/d). ZeRO shards them over the ``dp x cp`` data-parallel chips: stage 1 the optimizer states
-(Megatron's distributed optimizer), stage 2 the gradients too, stage 3 (FSDP) the weights too. Tensor and
-pipeline parallelism split every state over ``tp x pp`` (the embedding and LM head, which sit on the first and
-last stages, are spread evenly here).
+(Megatron's distributed optimizer), stage 2 the gradients too, stage 3 (FSDP) the weights too. Tensor
+parallelism splits every state over ``tp``; a pipeline gives each stage ceil(L / pp) layers, and the first stage
+the embedding, the last the LM head, or with tied embeddings a copy of the embedding that its gradients are
+all-reduced with (Megatron-LM's ``share_embeddings_and_output_weights``): the first (or last) stage holds the
+most, ``stage_params``. Without a pipeline a tied table is held once.
 
 Activations per layer (Korthikanti et al. 2022, Sec. 4; their GPT layer stores s b h (34 + 5 a s / h) bytes in
 16-bit with dropout, ``activation_bytes_per_layer``), term by term, so that other layers count too:
@@ -123,6 +125,17 @@ def _layer_activations(m, b, s, tp, sp, cp, recompute, flash, dropout):
     return np.where(sp, whole / tp, whole) + (split + scores) / tp
 
 
+def stage_params(m, tp, pp):
+    """Parameters on one chip of the pipeline stage that holds the most: all of them over ``tp`` without a
+    pipeline; with one, ceil(L / pp) layers' share of the layers' parameters plus the embedding table (the first
+    stage's; the last holds as many for the LM head or the tied copy). Vectorised over ``tp`` and ``pp``."""
+    groups = m.param_groups()
+    outer = groups["embedding"]  # (V + positions) x h: at least the V x h the last stage holds
+    body = m.n_params - outer - groups["lm_head"]
+    staged = body * np.ceil(m.num_layers / np.asarray(pp)) / m.num_layers + outer
+    return np.where(np.asarray(pp) == 1, m.n_params, staged) / tp
+
+
 def _checked_layout(micro_batch, seq_len, tp, pp, cp, dp, microbatches, virtual_stages):
     b = positive("micro_batch", micro_batch, integer=True)
     s = positive("seq_len", seq_len, integer=True)
@@ -183,7 +196,7 @@ def memory_unchecked(m, b, s, *, zero_stage, dp, tp, pp, cp, sp, recompute, flas
                      virtual_stages, dropout):
     """``memory`` for a Model and checked sizes (what ``train_step`` calls; the layout may be arrays)."""
     w, g, o = bytes_per_param(optimizer)
-    params = m.n_params / (tp * pp)
+    params = stage_params(m, tp, pp)
     shards = dp * cp
     zero = np.asarray(zero_stage)
     weights = params * w / np.where(zero >= 3, shards, 1)
@@ -221,5 +234,5 @@ def memory(model, micro_batch, seq_len, *, zero_stage=0, dp=1, tp=1, pp=1, cp=1,
 
 __all__ = [
     "GRAD_REDUCE_BYTES", "OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer",
-    "bytes_per_param", "memory", "update_bytes_per_param"
+    "bytes_per_param", "memory", "stage_params", "update_bytes_per_param"
 ]

@@ -59,6 +59,7 @@ from .memory import (
     TrainingMemory,
     bytes_per_param,
     memory_unchecked,
+    stage_params,
     update_bytes_per_param,
 )
 from .one_chip import (
@@ -219,7 +220,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     # every micro-batch crosses each of the v chunk boundaries of a stage forward and back
     sends = 2 * virtual_stages * (act / (tp * bw_pp) + links.p2p_latency(topo, tp * cp * dp, pp))
     pp_comm = np.where(pp > 1, mb * sends, 0.0)
-    params = m.n_params / (tp * pp)
+    params = stage_params(m, tp, pp)
     w_bytes = bytes_per_param(optimizer)[0]
     g_bytes = GRAD_REDUCE_BYTES[grad_reduce]
     shards = dp * cp
