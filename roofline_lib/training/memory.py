@@ -50,7 +50,7 @@ import numpy as np
 
 from ..core.checks import positive
 from ..specs.models import get_model
-from .flops import RECOMPUTE
+from .flops import RECOMPUTE_MODES
 
 OPTIMIZERS = {
     "adamw": {"weights (bf16)": 2, "gradients (bf16)": 2, "master weights (fp32)": 4, "momentum (fp32)": 4,
@@ -120,6 +120,9 @@ def _layer_activations(m, b, s, tp, sp, cp, recompute, flash, dropout):
     split = split + kept * 2 * s_local * b * mlp_i
     if recompute == "full":
         return 2 * sbh / np.where(sp, tp, 1)
+    if recompute == "every_other":  # torchtitan's per-op policy keeps about half a layer's tensors
+        return (_layer_activations(m, b, s, tp, sp, cp, "none", flash, dropout)
+                + _layer_activations(m, b, s, tp, sp, cp, "full", flash, dropout)) / 2
     if recompute == "selective":
         scores = 0
     return np.where(sp, whole / tp, whole) + (split + scores) / tp
@@ -159,7 +162,7 @@ def activation_bytes_per_layer(model, micro_batch, seq_len, *, tp=1, sp=False, c
     Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     b, s, tp, _, cp, _, _, _ = _checked_layout(micro_batch, seq_len, tp, 1, cp, 1, None, 1)
-    return _layer_activations(m, b, s, tp, bool(sp), cp, _choice("recompute", recompute, RECOMPUTE),
+    return _layer_activations(m, b, s, tp, bool(sp), cp, _choice("recompute", recompute, RECOMPUTE_MODES),
                               bool(flash_attention), bool(dropout))
 
 
@@ -228,7 +231,7 @@ def memory(model, micro_batch, seq_len, *, zero_stage=0, dp=1, tp=1, pp=1, cp=1,
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3 (3 = FSDP's full sharding), got {zero_stage!r}")
     _optimizer(optimizer)
     return memory_unchecked(m, b, s, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp, cp=cp, sp=bool(sp),
-                            recompute=_choice("recompute", recompute, RECOMPUTE), flash=bool(flash_attention),
+                            recompute=_choice("recompute", recompute, RECOMPUTE_MODES), flash=bool(flash_attention),
                             optimizer=optimizer, microbatches=mb, virtual_stages=v, dropout=bool(dropout))
 
 

@@ -51,7 +51,7 @@ from ..specs.models import get_model
 from ..specs.topologies import get_topology
 from . import links
 from .estimate import estimate_step
-from .flops import RECOMPUTE, _course
+from .flops import RECOMPUTE_MODES, _course
 from .links import DECOMPOSED_SM_SHARE, tp_latency
 from .memory import (
     GRAD_REDUCE_BYTES,
@@ -318,8 +318,8 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
         ("tp", tp), ("pp", pp), ("cp", cp), ("virtual_stages", virtual_stages))}
     if zero_stage not in (0, 1, 2, 3):
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3 (3 = FSDP's full sharding), got {zero_stage!r}")
-    if recompute not in RECOMPUTE:
-        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {recompute!r}")
+    if recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE_MODES))}, got {recompute!r}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)}")
     _precision(precision)
