@@ -44,11 +44,12 @@ def test_dp_binding_by_hand():
 
 def test_fewest_stages_by_hand():
     # TP 8, ZeRO-1 over dp = 16384 / (8 p), Megatron-LM's inventory: bf16 weights 2 and the fp32 gradient buffer 4
-    # bytes per parameter over 8 p chips, the optimizer's 12 / dp. Full recomputation keeps each layer's input
+    # bytes per parameter over 8 chips of the first stage (ceil(126 / p) layers and the 128256 x 16384 embedding),
+    # the optimizer's 12 / dp. Full recomputation keeps each layer's input
     # (2 s h / 8 with sequence parallelism) for the layers in flight, plus one layer's whole activations while it
     # is rebuilt; the last stage's fp32 loss (10 bytes per logit / 8) is smaller than them; the MLP backward's two
     # bf16 intermediates; the allocator reserves 10 % more; the CUDA context and NCCL 1.5 GiB beside it.
-    # p = 4: 6 x 405.85e9 / 32 = 76.1 GB before anything else: over 81,559 MiB with the rest; p = 8: 38 GB
+    # p = 4: 6 x 104.1e9 / 8 = 78.1 GB before anything else: over 81,559 MiB with the rest; p = 8: 39.8 GB
     n = 405_853_388_800
     capacity = 81559 * 2**20
     s, h = 8192, 16384
@@ -57,7 +58,8 @@ def test_fewest_stages_by_hand():
     temporaries = 2 * 2 * s * 53248 / 8
     for p, fits in ((4, False), (8, True)):
         dp = 16384 // (8 * p)
-        states = (2 + 4 + 12 / dp) * n / (8 * p)
+        table = 128256 * h
+        states = (2 + 4 + 12 / dp) * ((n - 2 * table) * -(-126 // p) / 126 + table) / 8
         in_flight = min(p, 2048 // dp) * -(-126 // p)
         allocated = states + max(in_flight * layer_input + one_layer, 10 * s * 128256 / 8) + temporaries
         assert (allocated * 1.1 + 1.5 * 2**30 < capacity) == fits

@@ -177,7 +177,7 @@ def test_loader_names_file_model_and_field(tmp_path, edit, field):
 
 def test_every_data_file_loads_and_has_sources():
     names = models.list_models()
-    assert len(names) == 21
+    assert len(names) == 23
     for name in names:
         m = rl.get_model(name)
         # a config.json, or for the training-scale GPT references (no config.json exists) the paper's table
@@ -205,6 +205,26 @@ def test_current_models_match_their_cards(name):
     assert m.n_params == pytest.approx(total, rel=0.03)
     if active:
         assert m.n_active_params == pytest.approx(active, rel=0.06)
+
+
+# Llama 3.2's card (meta-llama/llama-models models/llama3_2/MODEL_CARD.md): "1B (1.23B)", "3B (3.21B)", "Shared
+# Embeddings: Yes". The count by hand from config.json: per layer q and o (h x H d each), k and v (h x 8 d each), a
+# gated MLP 3 h i and two norms; one 128256 x h table, tied, so no lm_head.weight; the final norm.
+LLAMA_32 = {"Llama-3.2-1B": (2048, 16, 32, 64, 8192, 1.23e9), "Llama-3.2-3B": (3072, 28, 24, 128, 8192, 3.21e9)}
+
+
+@pytest.mark.parametrize("name", sorted(LLAMA_32))
+def test_llama_32_tied_embeddings_counted_once(name):
+    h, L, H, d, i, card = LLAMA_32[name]
+    m = rl.get_model(name)
+    per_layer = 2 * h * H * d + 2 * h * 8 * d + 3 * h * i + 2 * h
+    assert m.n_params == L * per_layer + 128256 * h + h
+    assert sum(math.prod(shape) for shape in checkpoint_tensors(m).values()) == m.n_params
+    assert "lm_head.weight" not in checkpoint_tensors(m)
+    # the card truncates to three figures: 1,235,814,400 is "1.23B", 3,212,749,824 "3.21B"
+    assert math.floor(m.n_params / 1e7) / 100 == pytest.approx(card / 1e9)
+    assert m.param_groups()["lm_head"] == 0 and m.tie_word_embeddings
+    assert rl.get_model(name.lower().replace("llama-", "llama")) is m  # the alias llama3.2-1b
 
 
 def test_llama_31_405b_by_hand():

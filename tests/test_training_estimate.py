@@ -45,7 +45,8 @@ def test_held_out_error_on_the_frozen_split():
     _, n_in, _, n_out, held_out = table["all"]
     assert n_in == len(E.FITTED_ON) and n_out == len(rows) - n_in
     print({name: (r[3], r[4]) for name, r in table.items()})
-    assert held_out < 0.35
+    # 0.288 before torchtitan's selective checkpointing was priced as the every-other-matmul policy it is
+    assert held_out < 0.28
     # no record beats its bound, whatever the estimate says
     assert all(c.measured_tokens_per_s_per_chip <= c.bound_tokens_per_s_per_chip for c, _ in rows)
 
@@ -82,6 +83,9 @@ def test_peak_memory_against_every_published_figure():
     # Korthikanti's; its pipeline runs hold more micro-batches than 1F1B's): the median within 25 %, every
     # figure within a factor 2.5
     assert 0.8 < np.median(values) < 1.25
+    # torchtitan's 8B FSDP runs with its selective (every-other-matmul) checkpointing: within 10 %
+    eights = [v for k, v in ratios.items() if k.startswith("torchtitan-2024-12-8b-") and "fsdp" in k]
+    assert len(eights) == 6 and all(0.9 < v < 1.1 for v in eights)
     assert values.min() > 1 / 2.5 and values.max() < 2.5
 
 
@@ -101,3 +105,22 @@ def test_search_ranks_by_the_estimate_with_margins():
     assert [b["estimate_step_time_s"] for b in best] == sorted(b["estimate_step_time_s"] for b in best)
     with pytest.raises(ValueError, match="by must be"):
         r.best(3, by="bound")
+
+
+def test_torchtitans_selective_checkpointing_by_hand():
+    # per block a fresh count of aten.mm: wq 1, wk 2, wv 3, wo 4, w1 5, w3 6, w2 7; the even ones run again: K
+    # (4096 x 8 x 128), the output projection (4096 x 4096) and the MLP up projection (4096 x 14336), 2 FLOPs per
+    # weight per token, 32 layers of Llama-3.1-8B
+    again = 2 * 32 * (4096 * 1024 + 4096 * 4096 + 4096 * 14336)
+    n = T.flops_per_token("llama-3.1-8b", 8192)
+    assert T.flops_per_token("llama-3.1-8b", 8192, recompute="every_other") == n + again
+    # the step's workloads run the same FLOPs: the kernels recomputed, one sequence
+    w = {r: T.step_workload("llama-3.1-8b", 1, 8192, recompute=r).flops for r in ("none", "every_other")}
+    assert w["every_other"] - w["none"] == pytest.approx(again * 8192)
+    # the records say "selective"; torchtitan's is this policy, Megatron's stays Korthikanti's
+    from roofline_lib.training.records import framework_recompute
+    recs = {r.id: r for r in T.published_measurements()}
+    assert framework_recompute(recs["torchtitan-2024-12-8b-8gpu-fsdp"]) == "every_other"
+    assert all(framework_recompute(r) == r.recompute for r in recs.values() if "torchtitan" not in r.system.lower())
+    with pytest.raises(ValueError, match="every_other"):
+        T.flops_per_token("llama-3.1-8b", 8192, recompute="half")

@@ -88,13 +88,15 @@ QUESTIONS = [
              kind="choice", choices=("1", "2", "4", "8", "16", "none"),
              hints=("with full recomputation the activations are small: the model states decide, as Megatron-LM "
                     "keeps them (bf16 weights, an fp32 gradient buffer)",
-                    "weights and gradients 2 + 4 bytes per parameter over tp x pp chips, the optimizer 12 / dp, "
-                    "then what the allocator adds: rl.training.train_step(..., pp=p, recompute='full').fits"),
+                    "weights and gradients 2 + 4 bytes per parameter of the first stage (ceil(126 / p) layers and "
+                    "the embedding) over tp chips, the optimizer 12 / dp, then what the allocator adds: "
+                    "rl.training.train_step(..., pp=p, recompute='full').fits"),
              why={"2": "at 2 stages the weights and gradients alone are 6 bytes x 405.9e9 / 16 = 152 GB.",
                   "1": "at 1 stage the weights and gradients alone are 6 bytes x 405.9e9 / 8 = 304 GB.",
-                  "4": "at 4 stages the weights and fp32 gradients alone are 6 x 405.9e9 / 32 = 76 GB; the "
-                       "activations, the allocator's 10 % and the CUDA context pass 80 GB.",
-                  "16": "fewer stages already fit: at 8, the peak is about 48 GB per chip."}),
+                  "4": "at 4 stages the first stage's weights and fp32 gradients alone (32 layers and the "
+                       "embedding, 104.1e9 parameters) are 6 x 104.1e9 / 8 = 78 GB; the activations, the "
+                       "allocator's 10 % and the CUDA context pass 80 GB.",
+                  "16": "fewer stages already fit: at 8, the peak is about 50 GB per chip."}),
     Question("13.mistake_dp_bytes_8b", "Find the mistake: a colleague prices Llama-3.1-8B's gradient all-reduce "
              "on 64 H100s (plain DP, Megatron-LM's defaults) at 2 x 63/64 x 2 bytes x N per chip per step. What "
              "does each chip send?", _dp_bytes_8b, unit="B",

@@ -36,7 +36,7 @@ from ..specs.hardware import get_accelerator, list_accelerators
 from . import links
 from .flops import _course
 from .links import DECOMPOSED_SM_SHARE, tp_latency
-from .memory import update_bytes_per_param
+from .memory import stage_params, update_bytes_per_param
 from .one_chip import LOSS_BYTES_PER_LOGIT, PRECISIONS, _step_parts
 
 # FlashAttention-2 (Dao 2023, arXiv:2307.08691, abstract): "reaching 50-73% of the theoretical maximum FLOPs/s on
@@ -243,7 +243,7 @@ def estimate_step(optimistic):
     terms["data parallel"] = _data_parallel(m, topo, optimizer, grad_reduce, tp, pp, cp, dp, zero_stage, mb,
                                             layers * layer, bw_dp)
     _, bandwidth = achieved_rates(hw)
-    params = m.n_params / (tp * pp)
+    params = stage_params(m, tp, pp)
     updated = params / np.where(np.asarray(zero_stage) >= 1, dp * cp, 1)
     terms["optimizer"] = updated * update_bytes_per_param(optimizer) / bandwidth
     terms["host"] = HOST_MICROBATCH_S * mb
@@ -270,7 +270,7 @@ def _data_parallel(m, topo, optimizer, grad_reduce, tp, pp, cp, dp, zero_stage, 
     from .memory import GRAD_REDUCE_BYTES, bytes_per_param
 
     shards = dp * cp
-    params = m.n_params / (tp * pp)
+    params = stage_params(m, tp, pp)
     g, w = GRAD_REDUCE_BYTES[grad_reduce], bytes_per_param(optimizer)[0]
     zero = np.asarray(zero_stage)
 

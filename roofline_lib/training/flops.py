@@ -10,8 +10,11 @@ The course's count (``flops_per_token`` without a convention) takes N as the wei
 attention and MLP projections of every layer (the experts a token is routed to, for a MoE) and the LM head,
 which is a matmul whether or not it shares its matrix with the embedding; the embedding lookup, norms and biases
 do no matmul. Recomputation adds a forward: all of it but the LM head (``recompute="full"``), or attention's
-score and value matmuls only (``"selective"``, Korthikanti et al. 2022). MFU counts the model's FLOPs (no
-recomputation), HFU the hardware's (with it).
+score and value matmuls only (``"selective"``, Korthikanti et al. 2022), or every other matmul of each layer
+(``"every_other"``: torchtitan's selective activation checkpointing, whose per-op policy saves the attention
+kernel's output and every matmul's but the 2nd, 4th and 6th of a block, so the K, output and MLP up projections
+run a second forward; ``EVERY_OTHER_SHARE`` of each kind).
+MFU counts the model's FLOPs (no recomputation), HFU the hardware's (with it).
 
 Conventions (``CONVENTIONS``; ``convert_flops`` converts a published FLOP/s between any two):
 
@@ -48,7 +51,22 @@ from ..core.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 from ..specs.hardware import Accelerator, get_accelerator
 from ..specs.models import get_model
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al.'s three: what the search and the explorer offer
+# every mode a step accepts: theirs, and torchtitan's selective checkpointing (every other matmul of a layer again)
+RECOMPUTE_MODES = (*RECOMPUTE, "every_other")
+
+
+def every_other_share(m, kind):
+    """The share of a layer kernel's forward that torchtitan's per-op selective checkpointing runs again
+    (torchtitan/models/llama3/infra/parallelize.py, _apply_ac_to_transformer_block: a fresh count per block, every
+    aten.mm whose count is even is recomputed: wq 1, wk 2, wv 3, wo 4, w1 5, w3 6, w2 7): of the fused q, k, v
+    projection the K part, the output projection, the up half of the gate and up projection; none of the down
+    projection or attention. Other matmuls (MLA, experts): half."""
+    from ..llm import parts as k
+
+    if kind is k.QKV_PROJECTION:
+        return m.num_kv_heads / (m.num_heads + 2 * m.num_kv_heads)
+    return {k.OUTPUT_PROJECTION: 1.0, k.MLP_GATE_UP: 0.5, k.MLP_DOWN: 0.0, k.ATTENTION: 0.0}.get(kind, 0.5)
 
 
 def matmul_params(model):
@@ -77,6 +95,14 @@ def _layer_matmul_params(m):
     return total
 
 
+def _every_other_params(m):
+    """Weights whose matmul torchtitan's per-op selective checkpointing runs again, every layer."""
+    if m.mla is not None or m.moe is not None or m.mlp != "gated":
+        return _layer_matmul_params(m) / 2
+    h, H, d, g = m.hidden_size, m.num_heads, m.head_dim, m.num_kv_heads
+    return m.num_layers * (h * g * d + H * d * h + h * m.intermediate_size)
+
+
 def _attention_forward(m, seq_len):
     """Forward FLOPs per token of attention's score and value matmuls, every layer, without a mask."""
     if m.mla:
@@ -97,6 +123,8 @@ def _course(m, seq_len, causal, recompute):
         flops = flops + 2 * layers + attention
     elif recompute == "selective":  # scores and values only
         flops = flops + attention
+    elif recompute == "every_other":  # K, output and MLP up projections forward again (every_other_share)
+        flops = flops + 2 * _every_other_params(m)
     return flops
 
 
@@ -128,8 +156,8 @@ def _convention(name):
 
 
 def _recompute(value):
-    if value not in RECOMPUTE:
-        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {value!r}")
+    if value not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE_MODES))}, got {value!r}")
     return value
 
 
@@ -141,8 +169,8 @@ def flops_per_token(model, seq_len, *, causal=False, recompute="none", conventio
     """FLOPs of training on one token of a ``seq_len`` sequence (forward and backward). Vectorised in seq_len.
 
     Without ``convention``: the course's count (module docstring), ``causal`` halving attention and
-    ``recompute`` ("none", "selective", "full") adding what is run again. With one (``CONVENTIONS``): that
-    source's count, which fixes both (so they must stay at their defaults).
+    ``recompute`` ("none", "selective", "full", "every_other") adding what is run again. With one
+    (``CONVENTIONS``): that source's count, which fixes both (so they must stay at their defaults).
 
     Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)

@@ -10,9 +10,11 @@ Model states, bytes per parameter (``OPTIMIZERS``; each row's inventory is in ``
 
 The last three are the rows of Megatron-LM's distributed-optimizer table (18, 20, 16 bytes; sharded 6 + 12/d,
 4 + 16/d, 8 + 8/d). ZeRO shards them over the ``dp x cp`` data-parallel chips: stage 1 the optimizer states
-(Megatron's distributed optimizer), stage 2 the gradients too, stage 3 (FSDP) the weights too. Tensor and
-pipeline parallelism split every state over ``tp x pp`` (the embedding and LM head, which sit on the first and
-last stages, are spread evenly here).
+(Megatron's distributed optimizer), stage 2 the gradients too, stage 3 (FSDP) the weights too. Tensor
+parallelism splits every state over ``tp``; a pipeline gives each stage ceil(L / pp) layers, and the first stage
+the embedding, the last the LM head, or with tied embeddings a copy of the embedding that its gradients are
+all-reduced with (Megatron-LM's ``share_embeddings_and_output_weights``): the first (or last) stage holds the
+most, ``stage_params``. Without a pipeline a tied table is held once.
 
 Activations per layer (Korthikanti et al. 2022, Sec. 4; their GPT layer stores s b h (34 + 5 a s / h) bytes in
 16-bit with dropout, ``activation_bytes_per_layer``), term by term, so that other layers count too:
@@ -48,7 +50,7 @@ import numpy as np
 
 from ..core.checks import positive
 from ..specs.models import get_model
-from .flops import RECOMPUTE
+from .flops import RECOMPUTE_MODES
 
 OPTIMIZERS = {
     "adamw": {"weights (bf16)": 2, "gradients (bf16)": 2, "master weights (fp32)": 4, "momentum (fp32)": 4,
@@ -118,9 +120,23 @@ def _layer_activations(m, b, s, tp, sp, cp, recompute, flash, dropout):
     split = split + kept * 2 * s_local * b * mlp_i
     if recompute == "full":
         return 2 * sbh / np.where(sp, tp, 1)
+    if recompute == "every_other":  # torchtitan's per-op policy keeps about half a layer's tensors
+        return (_layer_activations(m, b, s, tp, sp, cp, "none", flash, dropout)
+                + _layer_activations(m, b, s, tp, sp, cp, "full", flash, dropout)) / 2
     if recompute == "selective":
         scores = 0
     return np.where(sp, whole / tp, whole) + (split + scores) / tp
+
+
+def stage_params(m, tp, pp):
+    """Parameters on one chip of the pipeline stage that holds the most: all of them over ``tp`` without a
+    pipeline; with one, ceil(L / pp) layers' share of the layers' parameters plus the embedding table (the first
+    stage's; the last holds as many for the LM head or the tied copy). Vectorised over ``tp`` and ``pp``."""
+    groups = m.param_groups()
+    outer = groups["embedding"]  # (V + positions) x h: at least the V x h the last stage holds
+    body = m.n_params - outer - groups["lm_head"]
+    staged = body * np.ceil(m.num_layers / np.asarray(pp)) / m.num_layers + outer
+    return np.where(np.asarray(pp) == 1, m.n_params, staged) / tp
 
 
 def _checked_layout(micro_batch, seq_len, tp, pp, cp, dp, microbatches, virtual_stages):
@@ -146,7 +162,7 @@ def activation_bytes_per_layer(model, micro_batch, seq_len, *, tp=1, sp=False, c
     Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m = get_model(model)
     b, s, tp, _, cp, _, _, _ = _checked_layout(micro_batch, seq_len, tp, 1, cp, 1, None, 1)
-    return _layer_activations(m, b, s, tp, bool(sp), cp, _choice("recompute", recompute, RECOMPUTE),
+    return _layer_activations(m, b, s, tp, bool(sp), cp, _choice("recompute", recompute, RECOMPUTE_MODES),
                               bool(flash_attention), bool(dropout))
 
 
@@ -183,7 +199,7 @@ def memory_unchecked(m, b, s, *, zero_stage, dp, tp, pp, cp, sp, recompute, flas
                      virtual_stages, dropout):
     """``memory`` for a Model and checked sizes (what ``train_step`` calls; the layout may be arrays)."""
     w, g, o = bytes_per_param(optimizer)
-    params = m.n_params / (tp * pp)
+    params = stage_params(m, tp, pp)
     shards = dp * cp
     zero = np.asarray(zero_stage)
     weights = params * w / np.where(zero >= 3, shards, 1)
@@ -215,11 +231,11 @@ def memory(model, micro_batch, seq_len, *, zero_stage=0, dp=1, tp=1, pp=1, cp=1,
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3 (3 = FSDP's full sharding), got {zero_stage!r}")
     _optimizer(optimizer)
     return memory_unchecked(m, b, s, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp, cp=cp, sp=bool(sp),
-                            recompute=_choice("recompute", recompute, RECOMPUTE), flash=bool(flash_attention),
+                            recompute=_choice("recompute", recompute, RECOMPUTE_MODES), flash=bool(flash_attention),
                             optimizer=optimizer, microbatches=mb, virtual_stages=v, dropout=bool(dropout))
 
 
 __all__ = [
     "GRAD_REDUCE_BYTES", "OPTIMIZERS", "OPTIMIZER_SOURCES", "TrainingMemory", "activation_bytes_per_layer",
-    "bytes_per_param", "memory", "update_bytes_per_param"
+    "bytes_per_param", "memory", "stage_params", "update_bytes_per_param"
 ]

@@ -20,7 +20,7 @@ from ..llm import parts as k
 from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload, total
 from ..specs.models import get_model
-from .flops import RECOMPUTE
+from .flops import RECOMPUTE_MODES, every_other_share
 from .memory import OPTIMIZERS, update_bytes_per_param
 
 FLASH_BACKWARD = 2.5  # FlashAttention's backward: S = QK^T again, then dV, dP, dQ, dK: 5 matmuls for the forward's 2
@@ -60,6 +60,11 @@ def _step_parts(m, micro_batch, seq_len, compute, recompute):
         parts.append(again)
     elif recompute == "selective":
         parts.append(total("recomputed attention", [p for p in fwd.leaves() if p.kind is k.ATTENTION]))
+    elif recompute == "every_other":  # torchtitan's selective checkpointing: every other matmul of a layer
+        again = [(p, every_other_share(m, p.kind)) for p in fwd.leaves() if p.kind.kernel and p.kind.per_layer]
+        parts.append(total("recomputed matmuls", [
+            Workload.trusted(f"recomputed {p.name}", p.flops * f, p.bytes * f, p.dtype, category=p.category,
+                             kind=p.kind) for p, f in again if f > 0]))
     return parts
 
 
@@ -78,8 +83,8 @@ def step_workload(model, micro_batch, seq_len, *, precision="bf16", recompute="n
     m = get_model(model)
     b = positive("micro_batch", micro_batch, integer=True)
     s = positive("seq_len", seq_len, integer=True)
-    if recompute not in RECOMPUTE:
-        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {recompute!r}")
+    if recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE_MODES))}, got {recompute!r}")
     parts = _step_parts(m, b, s, _precision(precision), recompute)
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)}")

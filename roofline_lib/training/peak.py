@@ -11,15 +11,18 @@ actually keep them, plus what they add.
   computing and the one prefetched) and one layer's unsharded bf16 gradients and fp32 reduce-scatter buffer;
 - activations: ``memory``'s (Korthikanti's terms, the pipeline's in-flight micro-batches), on the first stage;
 - the loss: the last stage holds the bf16 logits, their fp32 copy (torchtitan's loss upcasts them) and the fp32
-  gradient of it: 10 bytes per logit of a micro-batch;
+  gradient of it: 10 bytes per logit of a micro-batch, beside its own layers' activations of the one micro-batch
+  it has in flight under 1F1B; with a pipeline the peak is that of the first or the last stage, whichever holds
+  more (both hold ``stage_params`` parameters: the embedding, or the LM head or a tied embedding's copy);
 - the largest op's temporaries: the MLP's backward holds the gradient of its intermediate beside it (two bf16
   tensors of the micro-batch's intermediate width);
 - fragmentation: the caching allocator reserves more than it has allocated: ``FRAGMENTATION`` times the sum
   (an assumption, not fitted).
 
 Known misses (``tests/test_training_estimate.py`` prints every published figure's ratio): torchtitan's
-"selective" checkpointing is a per-op policy that recomputes every other matmul, not Korthikanti's selective
-recomputation, so its 8B runs come out 1.4-2.2x their published peak; its 405B pipeline runs, about half.
+"selective" checkpointing, a per-op policy that recomputes every other matmul of a block (``recompute=
+"every_other"``, which its records use), keeps about half a layer's tensors here: its 8B runs on H100 come out
+within 6 % of their published peak, the H200 ones 1.4x; its 405B pipeline runs, about half.
 
 Outside the allocator, so outside the reported peak but not outside the GPU: the CUDA context and NCCL's
 buffers (``CUDA_CONTEXT_BYTES``, ``NCCL_BYTES``). ``fits`` decides on the peak plus them.
@@ -31,7 +34,7 @@ import dataclasses
 
 import numpy as np
 
-from .memory import GRAD_REDUCE_BYTES, memory_unchecked
+from .memory import GRAD_REDUCE_BYTES, memory_unchecked, stage_params
 
 GIB = 2 ** 30
 FSDP_UNSHARDED_LAYERS = 2  # torchtitan: reshard_after_forward, one layer prefetched ahead of the one computing
@@ -77,7 +80,7 @@ def peak_memory(m, hw, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, c
     s, b = seq_len, micro_batch
     zero = np.asarray(zero_stage)
     shards = dp * cp
-    params = m.n_params / (tp * pp)
+    params = stage_params(m, tp, pp)
     layer_params = params / np.ceil(m.num_layers / pp)
     g = GRAD_REDUCE_BYTES[grad_reduce]
     fsdp = zero >= 3
@@ -86,14 +89,16 @@ def peak_memory(m, hw, *, n_chips, seq_len, global_batch, micro_batch, tp, pp, c
                      g * params / np.where(zero >= 2, shards, 1))
     states = np.where(fsdp, 8 * params / shards, 12 * params / np.where(zero >= 1, shards, 1))
     mb = global_batch / (dp * micro_batch)
-    mem = memory_unchecked(m, b, s, zero_stage=zero, dp=dp, tp=tp, pp=pp, cp=cp, sp=sp, recompute=recompute,
-                           flash=True, optimizer=optimizer, microbatches=mb, virtual_stages=virtual_stages,
-                           dropout=False)
+    layout = dict(zero_stage=zero, dp=dp, tp=tp, pp=pp, cp=cp, sp=sp, recompute=recompute, flash=True,
+                  optimizer=optimizer, dropout=False)
+    mem = memory_unchecked(m, b, s, microbatches=mb, virtual_stages=virtual_stages, **layout)
+    last_stage = memory_unchecked(m, b, s, microbatches=1, virtual_stages=1, **layout).activations  # 1 in flight
     logits = LOSS_BYTES_PER_LOGIT * b * (s / cp) * m.vocab_size / tp
     width = m.moe.expert_intermediate_size * m.moe.experts_per_token if m.moe else m.intermediate_size
     temporaries = 2 * 2 * b * (s / cp) * width / tp
-    # the first stage holds the most activations, the last the logits; without a pipeline one stage holds both
-    activations = np.where(pp == 1, mem.activations + logits, np.maximum(mem.activations, logits))
+    # the first stage holds the most activations, the last its one micro-batch's and the logits; without a
+    # pipeline one stage holds both
+    activations = np.where(pp == 1, mem.activations + logits, np.maximum(mem.activations, last_stage + logits))
     terms = {"weights": weights, "gradients": grads, "optimizer states": states, "activations and loss": activations,
              "largest op's temporaries": temporaries}
     allocated = sum(terms.values())

@@ -256,6 +256,17 @@ def framework_settings(rec):
     return grad, ("decomposed" if decomposed and rec.tp > 1 else "none")
 
 
+def framework_recompute(rec):
+    """What the record's "selective" recomputation runs again in its framework: torchtitan's selective activation
+    checkpointing is not Korthikanti's (torchtitan/models/llama3/infra/parallelize.py, _apply_ac_to_transformer_block:
+    the "op" policy saves every other aten.mm output and the attention kernel's, so half the layers' matmuls run a
+    second forward; the "layer" policy checkpoints every other block, the same FLOPs): ``"every_other"``. Any other
+    record's recomputation as published."""
+    if rec.recompute == "selective" and "torchtitan" in rec.system.lower():
+        return "every_other"
+    return rec.recompute
+
+
 def _train_step(rec):
     """``train_step`` for the record's configuration, or None where it cannot be set up."""
     if rec.chip not in TOPOLOGY_FOR_CHIP or not rec.global_batch_tokens or rec.global_batch_tokens % rec.seq_len:
@@ -266,7 +277,7 @@ def _train_step(rec):
         return None
     grad, overlap = framework_settings(rec)
     # unpublished recomputation: the least of it with which the configuration fits the chip
-    choices = ("none", "selective", "full") if rec.recompute == "unknown" else (rec.recompute,)
+    choices = ("none", "selective", "full") if rec.recompute == "unknown" else (framework_recompute(rec),)
     try:
         for recompute in choices:
             st = train_step(rec.model, rec.chip, n_chips=rec.n_chips, seq_len=rec.seq_len, global_batch=sequences,
@@ -367,5 +378,5 @@ def measured_vs_predicted(records=None, best=False):
 
 __all__ = ["MEASURES", "RUNS_DIR", "TRAINING_DIR", "TrainingComparison", "TrainingRecord", "TrainingRun",
            "best_estimate", "bound_tokens_per_s_per_chip", "compare",
-           "framework_settings", "load_measurements", "measured_vs_predicted",
+           "framework_recompute", "framework_settings", "load_measurements", "measured_vs_predicted",
            "published_measurements", "training_runs"]

@@ -51,7 +51,7 @@ from ..specs.models import get_model
 from ..specs.topologies import get_topology
 from . import links
 from .estimate import estimate_step
-from .flops import RECOMPUTE, _course
+from .flops import RECOMPUTE_MODES, _course
 from .links import DECOMPOSED_SM_SHARE, tp_latency
 from .memory import (
     GRAD_REDUCE_BYTES,
@@ -59,6 +59,7 @@ from .memory import (
     TrainingMemory,
     bytes_per_param,
     memory_unchecked,
+    stage_params,
     update_bytes_per_param,
 )
 from .one_chip import (
@@ -219,7 +220,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     # every micro-batch crosses each of the v chunk boundaries of a stage forward and back
     sends = 2 * virtual_stages * (act / (tp * bw_pp) + links.p2p_latency(topo, tp * cp * dp, pp))
     pp_comm = np.where(pp > 1, mb * sends, 0.0)
-    params = m.n_params / (tp * pp)
+    params = stage_params(m, tp, pp)
     w_bytes = bytes_per_param(optimizer)[0]
     g_bytes = GRAD_REDUCE_BYTES[grad_reduce]
     shards = dp * cp
@@ -317,8 +318,8 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
         ("tp", tp), ("pp", pp), ("cp", cp), ("virtual_stages", virtual_stages))}
     if zero_stage not in (0, 1, 2, 3):
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3 (3 = FSDP's full sharding), got {zero_stage!r}")
-    if recompute not in RECOMPUTE:
-        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))}, got {recompute!r}")
+    if recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE_MODES))}, got {recompute!r}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)}")
     _precision(precision)

@@ -15,8 +15,9 @@ HINTS = {
                          "计算 6 N x 512 / 峰值，对比 2 x 4 N / 370.8 GB/s（fp32 梯度），再减去它能藏在后面的反向计算"),
     "13.design_fewest_stages": ("用完全重计算时激活很小：由模型状态决定，按 Megatron-LM 的保存方式"
                                 "（bf16 权重、一个 fp32 梯度缓冲区）",
-                                "权重和梯度每个参数 2 + 4 字节、分到 tp x pp 块芯片上，优化器 12 / dp，"
-                                "再加上分配器额外占用的部分：rl.training.train_step(..., pp=p, recompute='full').fits"),
+                                "第一个阶段（ceil(126 / p) 层和嵌入表）的权重和梯度每个参数 2 + 4 字节、"
+                                "分到 tp 块芯片上，优化器 12 / dp，再加上分配器额外占用的部分："
+                                "rl.training.train_step(..., pp=p, recompute='full').fits"),
     "13.mistake_dp_bytes_8b": ("在 bf16 训练中，Megatron-LM、NeMo 和 torchtitan 以什么格式把梯度放到链路上？",
                                "一次 all-reduce 发送其消息的 2 (n - 1)/n；消息是 N 个 4 字节的梯度"),
     "13.predict_sends_interleaved": ("每个微批在前向和反向中都要穿过一块芯片的 v 个分块边界；序列并行把每个激活切分到"
@@ -44,9 +45,9 @@ WHY = {
     "13.design_fewest_stages": {
         "2": "2 个阶段时，仅权重和梯度就有 6 字节 x 405.9e9 / 16 = 152 GB。",
         "1": "1 个阶段时，仅权重和梯度就有 6 字节 x 405.9e9 / 8 = 304 GB。",
-        "4": "4 个阶段时，仅权重和 fp32 梯度就有 6 x 405.9e9 / 32 = 76 GB；再加上激活、分配器的 10 % 和 CUDA "
-             "上下文就超过 80 GB。",
-        "16": "更少的阶段就已放得下：8 个阶段时，峰值约为每块芯片 48 GB。",
+        "4": "4 个阶段时，仅第一个阶段（32 层和嵌入表，104.1e9 个参数）的权重和 fp32 梯度就有 "
+             "6 x 104.1e9 / 8 = 78 GB；再加上激活、分配器的 10 % 和 CUDA 上下文就超过 80 GB。",
+        "16": "更少的阶段就已放得下：8 个阶段时，峰值约为每块芯片 50 GB。",
     },
     "13.explain_zero3": {
         "bubble": "ZeRO-3 不用流水线：没有气泡。",
@@ -68,7 +69,7 @@ EN_SHA256 = {
     "13.bubble_interleaved": "96e0ba404bbee60a",
     "13.mistake_tokens_tp": "691cd9692312d8ac",
     "13.dp_binding_8b": "dca0133ac14ba061",
-    "13.design_fewest_stages": "7742eeee34e74d87",
+    "13.design_fewest_stages": "63abfc37a83643d9",
     "13.mistake_dp_bytes_8b": "4831c896927919fc",
     "13.predict_sends_interleaved": "494c93ddcee070f6",
     "13.predict_tp_latency_8b": "d36fe1846e42ecd7",
