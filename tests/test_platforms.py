@@ -1,4 +1,5 @@
-"""Chapters 07-08 on macOS and Windows, simulated on Linux (see platform_sim.py for what is removed).
+"""Chapters 07-08 on macOS and Windows, simulated on Linux (see platform_sim.py for what is removed), without
+PyTorch.
 
 What is simulated: the missing calls and files, so every fallback path runs. What is not: the real
 sysctl and kernel32 answers; their parsing is tested on hand-written values (an Apple M2's sysctl
@@ -120,6 +121,9 @@ def _run_simulated(notebook, platform):
              # what the notebook's first cell imports, loaded while the platform is still the real one
              "import numpy, matplotlib, matplotlib.pyplot, roofline_lib, roofline_lib.plotting\n"
              f"import platform_sim; platform_sim.simulate({platform!r})\n"
+             # and as a reader who has not installed PyTorch (the chapters' own nbval runs have it, where
+             # it is installed): the chapters' "PyTorch not installed" paths run here and nowhere else
+             "sys.modules['torch'] = None\n"
              "import roofline_lib.measure as _m; _w = _m.measure_machine(**" + repr(TINY) + ").warnings\n"
              "assert any('could not read cache sizes' in w for w in _w), _w")
     nb.cells.insert(0, nbformat.v4.new_code_cell(setup))
@@ -142,4 +146,5 @@ def test_chapter_runs_on_simulated_platform(notebook, platform):
     nb = _run_simulated(notebook, platform)
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "could not read cache sizes" in text  # the profile's summary states the assumption
+    assert "pip install torch" in text  # the chapter says what to install, and carries on without it
     assert rl.__name__ == "roofline_lib"
