@@ -55,7 +55,7 @@ CEILING_DIM = 8192.0
 # FP8 matmuls (with their scaling and casts) against bf16 ones at the achieved ceiling (fitted)
 FP8_MATMUL_SPEEDUP = 1.2
 # host work per micro-batch the device waits for (fitted)
-HOST_MICROBATCH_S = 0.005
+HOST_MICROBATCH_S = 0.01
 # split 0 of fit.py (crc32 of the id even): the record ids the fitted constants saw
 FITTED_ON = (
     "fmsfsdp-llama2-13b-a100-128gpu",
