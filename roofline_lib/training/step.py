@@ -213,7 +213,7 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     n_tp = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)
     one_tp = ring_time(act, tp, bw_tp) + tp_latency(topo, tp, sp)
     columns = [share * per_seq * micro_batch / (tp * cp) / m.num_layers for share in column_shares]
-    tp_all = np.where(tp > 1, mb * layers * tp_exposed(one_tp, sp, recompute, columns), 0.0)
+    tp_all = np.where(tp > 1, mb * layers * _tp_exposed(one_tp, sp, recompute, columns), 0.0)
     if tp_overlap == "decomposed":  # each collective hides under its neighbouring GEMM only, at a cost in SMs
         gemm = t_layer * gemm_share / (1 - head_share) / n_tp
         tp_comm = np.where(tp > 1, mb * layers * (n_tp * np.maximum(one_tp - gemm, 0.0)
@@ -284,16 +284,14 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
                      _inputs=(m, hw, topo))
 
 
-def tp_exposed(one, sp, recompute, column_gemms):
+def _tp_exposed(one, sp, recompute, column_gemms):
     """Exposed seconds of one layer's tensor-parallel collectives for one micro-batch, as Megatron-LM's linear
     layers issue them, given ``one`` all-reduce's worth (ring time and latency) and the forward times of the
     layer's column-parallel matmuls (QKV, MLP gate/up; each one's backward matmuls are as long). Exposed: the
     forward's 2 (4 with full recomputation) and, with sequence parallelism, the backward's gathers of the
     output gradients (1). Overlapped: each column-parallel linear's input-gradient reduce-scatter (all-reduce
     without sequence parallelism) under its weight-gradient matmul, and its input's second gather (sequence
-    parallelism) under its input-gradient matmul; only what outlasts the matmul shows.
-
-    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
+    parallelism) under its input-gradient matmul; only what outlasts the matmul shows."""
     sp = np.asarray(sp)
     piece = np.where(sp, one / 2, one)  # an all-gather or reduce-scatter is half an all-reduce's worth
     behind = sum(np.maximum(piece - t, 0.0) for t in column_gemms)
@@ -378,5 +376,5 @@ def critical_tokens_per_chip(hw, link_bandwidth, *, zero_stage=0, grad_bytes=4, 
 __all__ = [
     "DECOMPOSED_SM_SHARE", "FLASH_BACKWARD", "GRAD_REDUCE_BYTES", "LOSS_BYTES_PER_LOGIT", "PRECISIONS",
     "TOPOLOGY_FOR_CHIP", "TP_OVERLAPS", "TrainStep", "critical_tokens_per_chip", "pipeline_bubble",
-    "step_time_split", "step_workload", "tp_exposed", "train_step", "tp_overlap_mode"
+    "step_time_split", "step_workload", "train_step", "tp_overlap_mode"
 ]
