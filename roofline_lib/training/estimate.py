@@ -10,7 +10,8 @@ each cost a real framework pays named as a term (seconds per step, per chip).
   included);
 - ``pipeline bubble``: (p - 1)/v of that stage's micro-batch time;
 - ``tensor parallel``, ``context parallel``, ``pipeline sends``: as ``train_step`` (NCCL latency per collective and
-  send; TP exposed unless ``tp_overlap="decomposed"``), on this estimate's GEMM times;
+  send; TP as Megatron-LM issues it, or under every neighbouring GEMM with ``tp_overlap="decomposed"``), on this
+  estimate's GEMM times where ``"decomposed"`` hides under them;
 - ``data parallel`` as frameworks schedule it: gradients reduced in buckets (Megatron-LM's ``bucket_size`` of
   ``DDP_BUCKET_PARAMS``) under the last micro-batch's backward, the last bucket always exposed; ZeRO-1 then
   all-gathers the updated weights after the optimizer, exposed (Megatron-LM's ``overlap_param_gather`` is off by

@@ -330,7 +330,8 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
                tp_overlap="none", grad_reduce="fp32"):
     """One training step of ``global_batch`` sequences of ``seq_len`` tokens on ``n_chips`` chips
     (dp = n_chips / (tp pp cp)), as the terms of the module docstring: a ``TrainStep``. ``tp_overlap``:
-    ``"none"`` (the tensor-parallel collectives sit between dependent matmuls, exposed) or ``"decomposed"`` (each
+    ``"none"`` (no matmul split: the forward's collectives and the output gradients' gathers exposed, the
+    column-parallel backward's under their own matmuls, as Megatron-LM issues them) or ``"decomposed"`` (each
     hidden under its neighbouring matmul, Transformer Engine's userbuffers or PyTorch's async TP, at a cost in
     SMs). ``grad_reduce``: the format of the gradients on the wire, ``"fp32"`` (Megatron-LM, NeMo, torchtitan) or
     ``"bf16"`` (fms-fsdp). MFU: the causal count over the dense peak. ``.estimate``: the best estimate.
