@@ -109,9 +109,9 @@ QUESTIONS = [
              hints=("every micro-batch crosses each of a chip's v chunk boundaries, forward and back; sequence "
                     "parallelism splits each activation over the TP group",
                     "micro-batches per step x 2 x v x s h 2 bytes / tp, with dp = 1,024 / (8 x 8)")),
-    Question("13.predict_tp_latency_8b", "Predict: the seconds of NCCL latency alone (no bytes) that TP 8 adds to "
-             "one micro-batch of Llama-3.1-8B (32 layers, no sequence parallelism, no recomputation) on a DGX "
-             "H100, in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
+    Question("13.predict_tp_latency_8b", "Predict: the seconds of NCCL latency alone (no bytes) that TP 8's "
+             "collectives pay in one micro-batch of Llama-3.1-8B (32 layers, no sequence parallelism, no "
+             "recomputation) on a DGX H100, in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
              hints=("four all-reduces per layer (two in the forward, two in the backward); a ring all-reduce over "
                     "8 GPUs takes 2 x 7 steps",
                     "NCCL's tuner: a base 8.4 us per collective plus 3.4 us per NVLink step; x 4 x 32")),
@@ -128,8 +128,8 @@ QUESTIONS = [
              "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
              choices=("bandwidth", "memory", "bubble", "precision"),
              hints=("how often do TP's activations cross the link, and what else leaves the node?",
-                    "four all-reduces of s b h 2 bytes per layer on the critical path (five's bytes with sequence "
-                    "parallelism); a DGX H100's NVLink "
+                    "four all-reduces' worth of s b h 2 bytes per layer (five with sequence parallelism), the "
+                    "forward's on the critical path; a DGX H100's NVLink "
                     "carries 8 x 370.8 GB/s, its NICs 8 x 50 GB/s, shared with data and pipeline parallelism"),
              why={"memory": "TP saves memory wherever its chips are; the question is time.",
                   "bubble": "TP has no bubble: every chip works on every layer.",

@@ -112,7 +112,7 @@ def estimate(workload, hw, dtype=None):
     compute-bound)
 
     Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 03, 04, 05, 06,
-    07, 08, 09, 10, 11, 15.
+    07, 08, 09, 10, 11, 13, 15.
     """
     if not isinstance(workload, Workload):
         raise ValueError("estimate() needs a Workload (from rl.matmul, rl.attention, ...), "

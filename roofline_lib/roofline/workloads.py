@@ -172,7 +172,7 @@ def matmul(M, N, K, dtype="bf16", *, b_dtype=None, out_dtype=None, compute_dtype
     >>> w.flops == 2 * 4096**3, w.bytes == 3 * 4096**2 * 2, round(w.intensity)
     (True, True, 1365)
 
-    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb); also used in chapters 04, 07, 15.
+    Taught in chapter 03 (notebooks/03_matmul_intensity.ipynb); also used in chapters 04, 07, 13, 15.
     """
     M, N, K = positive("M", M), positive("N", N), positive("K", K)
     a = canonical_dtype(dtype)

@@ -10,7 +10,8 @@ each cost a real framework pays named as a term (seconds per step, per chip).
   included);
 - ``pipeline bubble``: (p - 1)/v of that stage's micro-batch time;
 - ``tensor parallel``, ``context parallel``, ``pipeline sends``: as ``train_step`` (NCCL latency per collective and
-  send; TP exposed unless ``tp_overlap="decomposed"``), on this estimate's GEMM times;
+  send; TP as Megatron-LM issues it, or under every neighbouring GEMM with ``tp_overlap="decomposed"``), on this
+  estimate's GEMM times where ``"decomposed"`` hides under them;
 - ``data parallel`` as frameworks schedule it: gradients reduced in buckets (Megatron-LM's ``bucket_size`` of
   ``DDP_BUCKET_PARAMS``) under the last micro-batch's backward, the last bucket always exposed; ZeRO-1 then
   all-gathers the updated weights after the optimizer, exposed (Megatron-LM's ``overlap_param_gather`` is off by
@@ -55,7 +56,7 @@ CEILING_DIM = 8192.0
 # FP8 matmuls (with their scaling and casts) against bf16 ones at the achieved ceiling (fitted)
 FP8_MATMUL_SPEEDUP = 1.2
 # host work per micro-batch the device waits for (fitted)
-HOST_MICROBATCH_S = 0.005
+HOST_MICROBATCH_S = 0.01
 # split 0 of fit.py (crc32 of the id even): the record ids the fitted constants saw
 FITTED_ON = (
     "fmsfsdp-llama2-13b-a100-128gpu",

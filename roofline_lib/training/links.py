@@ -29,7 +29,9 @@ def group_bandwidths(topology, tp, cp, dp, pp):
     node's bus bandwidth. One that spans nodes has k members on each node (the node's GPUs over the span of the
     faster groups), and NCCL's rings then cross nodes through k NICs at once: min(k x NIC, bus) (with k = 1 when
     tensor parallelism fills the node, one NIC per GPU). Point-to-point traffic (ring attention, pipeline sends)
-    leaves through the sending GPU's own NIC."""
+    leaves through the sending GPU's own NIC.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     node = topology.gpus_per_node
     nic = topology.nic_bandwidth or 0.0
     bus = topology.bus_bandwidth

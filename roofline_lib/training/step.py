@@ -9,10 +9,15 @@ Many chips (``train_step``), the terms of one step on one chip (seconds):
   LM head and the loss (``LOSS_BYTES_PER_LOGIT``), which for Llama 3 405B is 0.6 of a layer;
 - pipeline bubble: (p - 1) / v times that stage's micro-batch time (``pipeline_bubble``; 1F1B, interleaved 1F1B);
 - tensor (and sequence) parallel: per layer and micro-batch two all-reduces of the activations in the forward
-  and two in the backward (with sequence parallelism all-gathers and reduce-scatters of the same bytes, and one
-  more gather in the backward; full recomputation adds the forward's two), over the node's NVLink. They sit
-  between dependent matmuls, so by default (``tp_overlap="none"``) they are exposed; ``"decomposed"`` hides each
-  under its neighbouring matmul only (Transformer Engine's userbuffers, PyTorch's async TP), at a cost in SMs;
+  and two in the backward (with sequence parallelism all-gathers and reduce-scatters of the same bytes, and the
+  backward gathers the column-parallel inputs again: five all-reduces' worth; full recomputation adds the
+  forward's two), over the node's NVLink. As Megatron-LM's linear layers issue them
+  (``LinearWithGradAccumulationAndAsyncCommunication``), the forward's collectives and the backward's gathers of
+  the output gradients sit between dependent matmuls, exposed (``tp_overlap="none"``); each column-parallel
+  linear's backward runs its input-gradient reduce-scatter (all-reduce without sequence parallelism) under its
+  weight-gradient matmul and its input's second gather under its input-gradient matmul, so only what outlasts
+  those matmuls shows. ``"decomposed"`` hides every collective under its neighbouring matmul (Transformer
+  Engine's userbuffers, PyTorch's async TP), at a cost in SMs;
 - context parallel: ring attention passes K and V around the ``cp`` chips (and dK, dV back in the backward),
   hidden behind the attention kernels where it is shorter;
 - pipeline: each micro-batch's activations sent to the next stage and its gradient back, at each of the ``v``
@@ -103,8 +108,9 @@ _PER_SEQUENCE = {}
 
 def _per_sequence(m, hw, s, compute, recompute):
     """(forward + backward (+ recompute) seconds, the backward's share of them, the forward's, attention's, the
-    share that is not per layer (embedding, final norm, LM head and loss), and the layers' matmuls') for one
-    sequence on one whole chip, each kernel at its roofline bound."""
+    share that is not per layer (embedding, final norm, LM head and loss), the layers' matmuls', and the forward
+    QKV and MLP gate/up (column-parallel) matmuls' shares) for one sequence on one whole chip, each kernel at its
+    roofline bound."""
     key = (id(m), m.name, hw.name, s, compute, recompute)
     if key not in _PER_SEQUENCE:
         parts = _step_parts(m, 1, s, compute, recompute)
@@ -115,9 +121,12 @@ def _per_sequence(m, hw, s, compute, recompute):
         head = sum(float(p.lower) for b in bounds for p in b if not p.workload.kind.per_layer) + loss
         gemms = sum(float(p.lower) for b in bounds for p in b
                     if p.workload.kind.kernel and p.workload.kind.per_layer and p.workload.kind is not k.ATTENTION)
+        # the column-parallel linears' forward matmuls; each one's input- and weight-gradient matmul is as long
+        columns = tuple(sum(float(p.lower) for p in bounds[0] if p.workload.kind is kind)
+                        for kind in (k.QKV_PROJECTION, k.MLP_GATE_UP))
         whole = sum(times) + loss
         _PER_SEQUENCE[key] = (whole, times[1] / whole, times[0] / whole, attention / whole, head / whole,
-                              gemms / whole)
+                              gemms / whole, tuple(c / whole for c in columns))
     return _PER_SEQUENCE[key]
 
 
@@ -193,23 +202,24 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
     s = seq_len
     dp = n_chips // (tp * pp * cp)
     mb = global_batch / (dp * micro_batch)  # micro-batches per step per pipeline
-    per_seq, bwd_share, fwd_share, attention_share, head_share, gemm_share = _per_sequence(m, hw, s, compute,
-                                                                                         recompute)
+    per_seq, bwd_share, fwd_share, attention_share, head_share, gemm_share, column_shares = _per_sequence(
+        m, hw, s, compute, recompute)
     layers = np.ceil(m.num_layers / pp)
     t_mb, t_layer = _stage_time(per_seq, head_share, micro_batch, tp, cp, pp, m.num_layers)
     bw_tp, bw_cp, bw_dp, bw_pp = links.group_bandwidths(topo, tp, cp, dp, pp)
     act = micro_batch * (s / cp) * m.hidden_size * 2  # one activation tensor of a micro-batch, bytes
-    # per layer: 2 all-reduces forward, 2 backward (as all-gathers and reduce-scatters with sequence parallelism,
-    # whose backward also gathers the column-parallel inputs again for the weight gradients: 1 more); full
-    # recomputation runs the forward's 2 again
+    # per layer, in all-reduces' worth: 2 forward, 2 backward (as all-gathers and reduce-scatters with sequence
+    # parallelism, whose backward also gathers the column-parallel inputs again for the weight gradients: 1 more);
+    # full recomputation runs the forward's 2 again
     n_tp = 4 + np.where(sp, 1, 0) + np.where(recompute == "full", 2, 0)
     one_tp = ring_time(act, tp, bw_tp) + tp_latency(topo, tp, sp)
-    tp_all = np.where(tp > 1, mb * layers * n_tp * one_tp, 0.0)
+    columns = [share * per_seq * micro_batch / (tp * cp) / m.num_layers for share in column_shares]
+    tp_all = np.where(tp > 1, mb * layers * _tp_exposed(one_tp, sp, recompute, columns), 0.0)
     if tp_overlap == "decomposed":  # each collective hides under its neighbouring GEMM only, at a cost in SMs
         gemm = t_layer * gemm_share / (1 - head_share) / n_tp
         tp_comm = np.where(tp > 1, mb * layers * (n_tp * np.maximum(one_tp - gemm, 0.0)
                                                   + DECOMPOSED_SM_SHARE * n_tp * gemm), 0.0)
-    else:  # TP collectives sit between dependent GEMMs: exposed
+    else:  # the forward's and the output gradients' collectives exposed, the column-parallel backward's overlapped
         tp_comm = tp_all
     # ring attention passes this chip's K and V chunk (its TP rank's K/V heads) around the cp chips: forward,
     # and again with dK, dV in the backward; it hides behind the attention kernels only
@@ -275,6 +285,21 @@ def train_step_unchecked(m, hw, topo, *, n_chips, seq_len, global_batch, micro_b
                      _inputs=(m, hw, topo))
 
 
+def _tp_exposed(one, sp, recompute, column_gemms):
+    """Exposed seconds of one layer's tensor-parallel collectives for one micro-batch, as Megatron-LM's linear
+    layers issue them, given ``one`` all-reduce's worth (ring time and latency) and the forward times of the
+    layer's column-parallel matmuls (QKV, MLP gate/up; each one's backward matmuls are as long). Exposed: the
+    forward's 2 (4 with full recomputation) and, with sequence parallelism, the backward's gathers of the
+    output gradients (1). Overlapped: each column-parallel linear's input-gradient reduce-scatter (all-reduce
+    without sequence parallelism) under its weight-gradient matmul, and its input's second gather (sequence
+    parallelism) under its input-gradient matmul; only what outlasts the matmul shows."""
+    sp = np.asarray(sp)
+    piece = np.where(sp, one / 2, one)  # an all-gather or reduce-scatter is half an all-reduce's worth
+    behind = sum(np.maximum(piece - t, 0.0) for t in column_gemms)
+    exposed = 2 + np.where(sp, 1, 0) + np.where(np.asarray(recompute) == "full", 2, 0)
+    return exposed * one + np.where(sp, 2, 1) * behind
+
+
 def _topology_for(hw, topology):
     if topology is not None:
         return get_topology(topology)
@@ -306,7 +331,8 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
                tp_overlap="none", grad_reduce="fp32"):
     """One training step of ``global_batch`` sequences of ``seq_len`` tokens on ``n_chips`` chips
     (dp = n_chips / (tp pp cp)), as the terms of the module docstring: a ``TrainStep``. ``tp_overlap``:
-    ``"none"`` (the tensor-parallel collectives sit between dependent matmuls, exposed) or ``"decomposed"`` (each
+    ``"none"`` (no matmul split: the forward's collectives and the output gradients' gathers exposed, the
+    column-parallel backward's under their own matmuls, as Megatron-LM issues them) or ``"decomposed"`` (each
     hidden under its neighbouring matmul, Transformer Engine's userbuffers or PyTorch's async TP, at a cost in
     SMs). ``grad_reduce``: the format of the gradients on the wire, ``"fp32"`` (Megatron-LM, NeMo, torchtitan) or
     ``"bf16"`` (fms-fsdp). MFU: the causal count over the dense peak. ``.estimate``: the best estimate.

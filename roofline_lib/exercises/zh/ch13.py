@@ -29,7 +29,7 @@ HINTS = {
     "13.explain_zero3": ("384 块 GPU 时每块 GPU 每步发送多少？1,536 块时呢？",
                          "在任何规模下每块 GPU 都发送 3 x 2 字节 x N，而每块 GPU 的计算量减少到 1/4"),
     "13.explain_tp_node": ("张量并行的激活多久穿过一次链路？还有什么要离开节点？",
-                           "每层在关键路径上四次 all-reduce、每次 s b h 2 字节（用序列并行时是五次的字节量）；"
+                           "每层四次 all-reduce 的量、每次 s b h 2 字节（用序列并行时是五次），前向的那些在关键路径上；"
                            "DGX H100 的 NVLink 承载 8 x 370.8 GB/s，网卡 8 x 50 GB/s，还要与数据并行和流水线并行共用"),
 }
 
@@ -74,5 +74,5 @@ EN_SHA256 = {
     "13.predict_sends_interleaved": "494c93ddcee070f6",
     "13.predict_tp_latency_8b": "d36fe1846e42ecd7",
     "13.explain_zero3": "c76d03d527e4d16e",
-    "13.explain_tp_node": "130032362cd00486",
+    "13.explain_tp_node": "1f1653a76f9db711",
 }
