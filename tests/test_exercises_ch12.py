@@ -25,6 +25,23 @@ MIXED_70B = (FP8_PART + BF16_PART) / (FP8_PART / 1978.9e12 + BF16_PART / 989.4e1
 KEPT_PER_TOKEN = 8 * 4096 + 2 * 80 * 128 + 4 * 32 + 6 * 14336  # 139,392 B
 LAYER_8B = 2 * 4096 * 32 * 128 + 2 * 4096 * 8 * 128 + 3 * 4096 * 14336  # 218,103,808 weights
 HIDES_AT = (KEPT_PER_TOKEN * 795e12 / 64e9 - 2 * LAYER_8B) / (2 * 32 * 128)  # 158,118 tokens
+# 32,768 GPUs at Llama 3's 419 unexpected interruptions per 54 days on 16,384: a failure every M seconds; writes of
+# 20 s. The share lost, C / tau + tau / 2M (convex in tau), minimised numerically by a ternary search over tau
+M_32K = 54 * 24 * 3600 / 419 / 2  # 5,568 s
+
+
+def _least_share_lost(c, m):
+    lo, hi = 1.0, 1e6
+    for _ in range(200):
+        a, b = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        if c / a + a / (2 * m) < c / b + b / (2 * m):
+            hi = b
+        else:
+            lo = a
+    return c / lo + lo / (2 * m)
+
+
+CHECKPOINT_LOSS = _least_share_lost(20, M_32K)  # 0.0848, at tau = 472 s
 
 HAND = {
     "12.flops_per_token_qwen3": 6 * QWEN3 + 6 * 36 * 32 * 128 * 4096,
@@ -40,6 +57,7 @@ HAND = {
     "12.fp8_mixed_mfu": 800e12 / MIXED_70B,
     "12.accumulation_405b": 16777216 / 8192 / (16384 / (8 * 16)),  # 2,048 sequences over 128 replicas: 16
     "12.offload_hides_at": HIDES_AT,
+    "12.checkpoint_loss_32k": CHECKPOINT_LOSS,
 }
 
 test_hand_values, test_every_question_has_a_hand_value = chapter_tests("12", HAND)

@@ -77,6 +77,15 @@ def _offload_hides_at():
     return float((o1.copy_s / s1 - a) / b)
 
 
+def _checkpoint_loss_32k():
+    """The share of a 32,768-GPU job's time that checkpoints cost at Young's best interval sqrt(2 C M): sqrt(2 C / M)
+    (the writes' stalls C / tau plus half an interval lost per failure, tau / 2M), with writes that block for 20 s and
+    Llama 3's failure rate per GPU (419 unexpected interruptions in 54 days on 16,384 GPUs; arXiv:2407.21783, Sec.
+    3.3.4)."""
+    mtbf_s = 54 * 24 * 3600 / 419 * 16384 / 32768
+    return float((2 * 20 / mtbf_s) ** 0.5)
+
+
 QUESTIONS = [
     Question("12.flops_per_token_qwen3", "FLOPs of training Qwen3-8B on one token of a 4,096-token sequence, "
              "causal attention (the course's count: 6 x the multiplying weights, plus attention).", _flops_qwen3,
@@ -144,4 +153,10 @@ QUESTIONS = [
                     "(attention)",
                     "per token: bytes from activation_bytes_per_layer(m, 1, s) / s; FLOPs 2 x the layer's weights + "
                     "2 H d s; solve FLOPs / 795e12 = bytes / 64e9 for s")),
+    Question("12.checkpoint_loss_32k", "Predict, then check: a job on 32,768 H100s fails at Llama 3's rate per GPU "
+             "(419 unexpected interruptions in 54 days on 16,384 GPUs), and its checkpoint writes block for 20 s. "
+             "Checkpointing at Young's best interval, what share of its time do the writes and the lost work cost? "
+             "Answer as a fraction.", _checkpoint_loss_32k, unit="",
+             hints=("twice the GPUs at the same rate per GPU: half the mean time between failures M",
+                    "at the best interval sqrt(2 C M) the share lost is sqrt(2 C / M), C and M in seconds")),
 ]

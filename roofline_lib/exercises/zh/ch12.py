@@ -30,6 +30,8 @@ HINTS = {
     "12.offload_hides_at": ("一层保留的字节数像 s 一样增长；它前向的 FLOPs 像 s（权重）加 s^2（attention）一样增长",
                             "每个 token：字节数为 activation_bytes_per_layer(m, 1, s) / s；FLOPs 为 2 x 该层的权重数 + "
                             "2 H d s；解 FLOPs / 795e12 = 字节数 / 64e9，求 s"),
+    "12.checkpoint_loss_32k": ("每块 GPU 的故障率不变而 GPU 数翻倍：平均故障间隔时间 M 减半",
+                               "在最佳间隔 sqrt(2 C M) 处损失的份额是 sqrt(2 C / M)，C 和 M 都以秒计"),
 }
 
 WHY = {
@@ -53,4 +55,5 @@ EN_SHA256 = {
     "12.fp8_mixed_mfu": "5c238053cfd5e608",
     "12.accumulation_405b": "abd3e5fbec989f79",
     "12.offload_hides_at": "479d5b3457ab2ae0",
+    "12.checkpoint_loss_32k": "77f4afd6f6a9af81",
 }
