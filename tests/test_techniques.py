@@ -131,8 +131,8 @@ def test_prefix_cache_at_a_hit_rate_and_its_decode_reads():
     assert p.prefill_flops_saved(0.5) == pytest.approx(0.5 * p.flops_saved)
     assert p.prefill_capacity_gain(1.0) == pytest.approx(p.ttft_cold / p.ttft_warm)
     assert list(p.prefill_capacity_gain([0.0, 0.5])) == pytest.approx([1.0, p.ttft_cold / p.mean_ttft(0.5)])
-    # the first decode step: 64 sequences attend to 2,201 positions (prompt + output token 1); sharing the prefix's reads
-    # saves 63 copies of its 2,000 positions; the FLOPs do not change
+    # the first decode step: 64 sequences attend to 2,201 positions (prompt + output token 1); sharing the
+    # prefix's reads saves 63 copies of its 2,000 positions; the FLOPs do not change
     assert p.decode.bytes - p.decode_shared.bytes == 63 * 2000 * per_position
     assert p.decode.bytes == rl.decode_step("llama-3-8b", 64, 2201).bytes
     assert p.decode_shared.flops == p.decode.flops
