@@ -21,7 +21,8 @@ def test_request_is_prefill_then_each_decode_step_brute_force():
     """Llama-2-7B bf16, A100 80GB SXM, batch 1, 512 prompt and 128 output tokens (the issue's case)."""
     r = serving.request("llama-2-7b", "A100 80GB SXM4", batch=1, prompt_len=512, output_len=128)
     ttft = lower(rl.prefill("llama-2-7b", 1, 512))
-    steps = [lower(rl.decode_step("llama-2-7b", 1, c)) for c in range(512, 640)]  # contexts 512 .. 639
+    # chapter 10's convention: step i = 1 .. 128 attends to 512 + i positions
+    steps = [lower(rl.decode_step("llama-2-7b", 1, c)) for c in range(513, 641)]
     assert r.ttft == ttft
     assert r.e2e == pytest.approx(ttft + sum(steps), rel=1e-12)
     assert r.tpot == pytest.approx(sum(steps) / 128, rel=1e-12)

@@ -18,10 +18,11 @@ def test_static_vs_continuous_by_hand():
     same = serving.static_vs_continuous("llama-2-7b", "A100", 4, 100, [50] * 8)
     assert same.gain == pytest.approx(1.0, rel=1e-12)
     # two requests, one slot each group of 2: lengths 10 and 30. Static: 30 steps at batch 2;
-    # continuous: 40 / 2 = 20 steps at batch 2 (mean context 100 + (45 + 435) / 40 = 112)
+    # continuous: 40 / 2 = 20 steps at batch 2. Step i = 1 .. O attends to 100 + i positions (chapter 10's
+    # convention), so static's steps attend 101 .. 130 and the continuous mean context is 101 + (45 + 435) / 40 = 113
     pre = lower(rl.prefill("llama-2-7b", 2, 100)) / 2
-    static = 2 * pre + sum(lower(rl.decode_step("llama-2-7b", 2, c)) for c in range(100, 130))
-    cont = 2 * pre + 20 * lower(rl.decode_step("llama-2-7b", 2, 112))
+    static = 2 * pre + sum(lower(rl.decode_step("llama-2-7b", 2, c)) for c in range(101, 131))
+    cont = 2 * pre + 20 * lower(rl.decode_step("llama-2-7b", 2, 113))
     r = serving.static_vs_continuous("llama-2-7b", "A100", 2, 100, [10, 30])
     assert r.static_s == pytest.approx(static, rel=1e-12)
     assert r.continuous_s == pytest.approx(cont, rel=1e-12)
@@ -130,10 +131,10 @@ def test_prefix_cache_at_a_hit_rate_and_its_decode_reads():
     assert p.prefill_flops_saved(0.5) == pytest.approx(0.5 * p.flops_saved)
     assert p.prefill_capacity_gain(1.0) == pytest.approx(p.ttft_cold / p.ttft_warm)
     assert list(p.prefill_capacity_gain([0.0, 0.5])) == pytest.approx([1.0, p.ttft_cold / p.mean_ttft(0.5)])
-    # decode: 64 sequences at 2,200 positions read 64 x 2,200 positions of KV; sharing the prefix's reads
-    # leaves 2,000 + 64 x 200; the FLOPs do not change
+    # the first decode step: 64 sequences attend to 2,201 positions (prompt + output token 1); sharing the
+    # prefix's reads saves 63 copies of its 2,000 positions; the FLOPs do not change
     assert p.decode.bytes - p.decode_shared.bytes == 63 * 2000 * per_position
-    assert p.decode.bytes == rl.decode_step("llama-3-8b", 64, 2200).bytes
+    assert p.decode.bytes == rl.decode_step("llama-3-8b", 64, 2201).bytes
     assert p.decode_shared.flops == p.decode.flops
     assert p.decode_prefix_share == pytest.approx(63 * 2000 * per_position / p.decode.bytes)
     # both steps memory-bound on the H100: their times are in the ratio of their bytes

@@ -44,8 +44,8 @@ def _fewest_a100s_for_30_tokens():
 
 QUESTIONS = [
     Question("10.holdout_tp4", "gpt-fast, Llama-2-70B bf16, batch 1, tensor parallel on 4 A100 80GB (held out): "
-             "predict its tokens/s from the calibrated bound and the per-all-reduce cost of the other "
-             "tensor-parallel records.",
+             "predict its tokens/s from the calibrated bound and the residue per all-reduce slot that the other "
+             "tensor-parallel records leave (section 4c's median).",
              lambda: _measured_tokens_per_s("gpt-fast-llama-2-70b-bf16-a100-tp4"), rtol=0.10, unit="tok/s",
              hints=(
                  "calibrated bound of the 4-GPU step, plus 2 all-reduces per layer at the median cost of "
@@ -69,8 +69,8 @@ QUESTIONS = [
              hints=("the weights (26 GB) and a small KV cache, read at the achieved 1.6 TB/s",
                     "(2 x (13,015,864,320 - 32,000 x 5,120) + kv_cache_bytes(1, 1024)) / 1.6e12 s, x 1e3 for ms")),
     Question("10.design_a100s_30_tokens", "Design: gpt-fast-style decoding of Llama-2-70B, bf16, batch 1, on A100 "
-             "80GB in tensor parallel must reach 30 tokens/s. With the calibrated bound plus 2 all-reduces per layer "
-             "at the median cost of section 4c, the fewest GPUs: '2', '4', '8' or 'more than 8'?",
+             "80GB in tensor parallel must reach 30 tokens/s. With the calibrated bound plus 2 all-reduce slots per "
+             "layer at section 4c's median residue per slot, the fewest GPUs: '2', '4', '8' or 'more than 8'?",
              _fewest_a100s_for_30_tokens, kind="choice", choices=("2", "4", "8", "more than 8"),
              hints=("30 tokens/s allows 1/30 s per token: on how many chips do the calibrated step and its "
                     "all-reduces fit?",

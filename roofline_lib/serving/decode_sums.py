@@ -4,6 +4,12 @@ t_math and t_mem of a decode step are both affine in the context (attention FLOP
 fixed amount per position; everything else does not change), so the sum of their maximum over consecutive
 contexts is two arithmetic series split where the two lines cross (``sum_max_affine``). ``decode_time`` sums
 a request's decode steps that way; ``weight_bytes_read`` is what a step reads whatever its token count.
+
+Which context each step is charged is ``rl.measurements``' convention (chapter 10), kept here so that chapters 10
+and 11 bound the same work: after the prefill of P prompt tokens, decode step i (i = 1 .. O) attends to P + i
+positions, the prompt and output tokens 1 .. i. That is O steps where a tight count is O - 1 (the prefill already
+yields the first token; step O makes a token O + 1 nobody reads), 1/O of the decode time, and the mean step sits
+at P + (O + 1) / 2, half a position past the tight mean P + O / 2.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from ..llm.setup import setup
 from ..llm.steps import decode_step_unchecked
 from ..roofline.bounds import estimate
 from ..specs.models import get_model
+
+FIRST_DECODE_OFFSET = 1  # decode step 1 attends to the prompt and output token 1: P + 1 positions
 
 
 def sum_max_affine(a, b, c, d, n):

@@ -4,7 +4,7 @@ throughput and cost, and the batch a server with continuous batching runs at an 
     >>> import roofline_lib as rl
     >>> r = rl.serving.request("llama-2-7b", "A100", batch=1, prompt_len=512, output_len=128)
     >>> r
-    RequestEstimate('Llama-2-7B' on 1 x A100 80GB SXM4, batch 1, P=512, O=128: TTFT 21.48 ms, TPOT 6.634 ms,
+    RequestEstimate('Llama-2-7B' on 1 x A100 80GB SXM4, batch 1, P=512, O=128: TTFT 21.48 ms, TPOT 6.635 ms,
     e2e 0.8707 s, 147 tok/s, fits)
 
     r.ttft, r.tpot, r.e2e                       # seconds (lower bounds)
@@ -15,9 +15,8 @@ throughput and cost, and the batch a server with continuous batching runs at an 
 
 Conventions. A request has ``prompt_len`` (P) prompt tokens and ``output_len`` (O) output tokens. Its
 time to first token (TTFT) is the prefill of the prompt. Then each output token costs one decode step:
-token i (i = 0 .. O - 1) reads the KV cache of the P + i positions before it, ``decode_step(context=P + i)``.
-(That counts O steps where a tight count is O - 1, since the prefill already yields the first token's
-logits; the extra step is 1/O of the decode time and keeps the same convention as ``rl.measurements``.)
+step i (i = 1 .. O) attends to P + i positions, ``decode_step(context=P + i)``, the convention of
+``rl.measurements`` (``decode_sums`` says why: O steps where a tight count is O - 1, 1/O of the decode time).
 TPOT is the mean decode step; end-to-end = TTFT + O x TPOT. Every time is the roofline's lower bound,
 max(t_math, t_mem) per step at the datasheet peaks, so no real server can beat it.
 
@@ -47,7 +46,12 @@ from ..llm.setup import setup
 from ..llm.steps import prefill_unchecked
 from ..roofline.bounds import estimate
 from ..specs.hardware import Accelerator
-from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
+from .decode_sums import (
+    FIRST_DECODE_OFFSET,
+    decode_lines_unchecked,
+    decode_time_unchecked,
+    weight_bytes_read_unchecked,
+)
 
 
 def cost_per_million(price_per_chip_hour, n_chips, tokens_per_second):
@@ -146,7 +150,7 @@ def request_unchecked(s, batch, prompt_len, output_len):
     """``request`` for a Setup and checked sizes."""
     m, n = s.model, s.n_chips
     ttft = estimate(prefill_unchecked(m, batch, prompt_len, s.dt), s.hw).lower / n
-    dec = decode_time_unchecked(s, batch, prompt_len, output_len) / n
+    dec = decode_time_unchecked(s, batch, np.asarray(prompt_len) + FIRST_DECODE_OFFSET, output_len) / n
     need = memory_required_unchecked(m, batch, np.asarray(prompt_len) + output_len, s.dt.weight, s.dt.kv) / n
     return RequestEstimate(m.name, s.hw, batch, prompt_len, output_len, n, ttft, dec, need, s.usable)
 
@@ -239,7 +243,7 @@ def continuous_unchecked(s, batch, prompt_len, output_len, chunked):
     if chunked:
         # the mean decode step's t_math and t_mem, plus the prompt work of batch / O requests per step,
         # the weights (read by both) counted once
-        a, b, c, d = decode_lines_unchecked(s, batch, prompt_len)
+        a, b, c, d = decode_lines_unchecked(s, batch, np.asarray(prompt_len) + FIRST_DECODE_OFFSET)
         half = (np.asarray(output_len) - 1) / 2  # the mean step sits half way through the generation
         share = np.asarray(batch) / np.asarray(output_len)  # prompts started per step
         shared = weight_bytes_read_unchecked(s.model, s.dt, prompt_len) / s.hw.mem_bandwidth

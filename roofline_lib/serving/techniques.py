@@ -29,7 +29,12 @@ from ..llm.steps import decode_step_unchecked, extend_step_unchecked, prefill_un
 from ..roofline.bounds import estimate
 from ..roofline.workloads import Workload
 from ..specs.topologies import get_topology
-from .decode_sums import decode_lines_unchecked, decode_time_unchecked, weight_bytes_read_unchecked
+from .decode_sums import (
+    FIRST_DECODE_OFFSET,
+    decode_lines_unchecked,
+    decode_time_unchecked,
+    weight_bytes_read_unchecked,
+)
 
 # vLLM's KV cache block, in tokens: CacheConfig.DEFAULT_BLOCK_SIZE = 16 in vllm/config/cache.py
 # (https://docs.vllm.ai/en/stable/api/vllm/config/cache/).
@@ -86,11 +91,11 @@ def static_vs_continuous(model, hw, batch, prompt_len, output_lens, *, weight_dt
     padded[:n] = lens
     longest = padded.reshape(groups, batch).max(axis=1)
     sizes = np.minimum(batch, n - batch * np.arange(groups)).astype(float)
-    static = n * per_prefill + float(np.sum(decode_time_unchecked(s, sizes, prompt_len, longest)))
+    static = n * per_prefill + float(np.sum(decode_time_unchecked(s, sizes, prompt_len + FIRST_DECODE_OFFSET, longest)))
     # a continuous batch holds sequences at every stage of their generation: over all the token-steps the
-    # mean context is P + sum(O (O - 1) / 2) / sum(O), and a step's attention FLOPs and KV bytes are those of
+    # mean context is P + 1 + sum(O (O - 1) / 2) / sum(O), and a step's attention FLOPs and KV bytes are those of
     # `batch` sequences at that mean (both are affine in the context)
-    a, b, c, d = decode_lines_unchecked(s, batch, prompt_len)
+    a, b, c, d = decode_lines_unchecked(s, batch, prompt_len + FIRST_DECODE_OFFSET)
     half = np.sum(lens * (lens - 1) / 2) / lens.sum()
     step = max(a + b * half, c + d * half)
     continuous = n * per_prefill + lens.sum() / batch * step
@@ -266,7 +271,7 @@ def prefix_cache(model, hw, batch, shared_len, own_len, *, weight_dtype="bf16", 
     # decode: each sequence's attention reads the KV of its whole context, the shared prefix included, even
     # where the cache holds the prefix once (paged blocks shared by reference); a kernel that reads the prefix
     # once for the batch (cascade / shared-prefix attention) saves (batch - 1) copies of it per step
-    dec = decode_step_unchecked(s.model, batch, np.asarray(shared) + own, s.dt)
+    dec = decode_step_unchecked(s.model, batch, np.asarray(shared) + own + FIRST_DECODE_OFFSET, s.dt)
     dec_shared = Workload.trusted("decode step, shared prefix read once", dec.flops, dec.bytes - saved, s.dt.compute)
     return PrefixCache(cold, warm, _time(cold, s.hw), _time(warm, s.hw), saved, dec, dec_shared, _time(dec, s.hw),
                        _time(dec_shared, s.hw))
@@ -351,7 +356,7 @@ def disaggregated(model, prefill_hw, decode_hw, rate, prompt_len, output_len, de
     output_len = positive("output_len", output_len, integer=True)
     decode_batch = positive("decode_batch", decode_batch, integer=True)
     t_pre = _time(prefill_unchecked(m, pb, prompt_len, pre.dt), pre.hw) / pb
-    t_step = decode_time_unchecked(dec, decode_batch, prompt_len, output_len) / output_len
+    t_step = decode_time_unchecked(dec, decode_batch, prompt_len + FIRST_DECODE_OFFSET, output_len) / output_len
     kv = m.kv_bytes_per_position(pre.dt.kv) * prompt_len
     bw = positive("link_bandwidth", link_bandwidth) if link_bandwidth is not None \
         else get_topology(KV_LINK_TOPOLOGY).nic_bandwidth

@@ -88,7 +88,7 @@ class ServingExplorer(Explorer):
         c = serving.continuous(model, hw, batches, prompt_len, output_len, chunked=chunked)
         tpot, thr = np.asarray(c.tpot, float), np.asarray(c.throughput_per_chip, float)
         if k:
-            mean_ctx = int(prompt_len + (output_len - 1) // 2)
+            mean_ctx = int(prompt_len + (output_len + 1) // 2)  # the mean step (serving.decode_sums)
             s = serving.speculative(model, hw, batches, mean_ctx, k, acceptance)
             factor = np.asarray(s.time_per_token / s.t_plain, float)  # < 1 where speculation pays
             tpot, thr = tpot * factor, thr / factor
@@ -119,7 +119,7 @@ class ServingExplorer(Explorer):
         shown = min(batch, cap)
         c, tpot, thr = self._curve(model, hw, prompt_len, output_len, chunked, k, acceptance, shown)
         tpot, thr = float(tpot), float(thr)
-        mean_ctx = int(prompt_len + (output_len - 1) // 2)
+        mean_ctx = int(prompt_len + (output_len + 1) // 2)  # the mean step (serving.decode_sums)
         step = llm.decode_step(model, shown, mean_ctx)
         self.step_pt.set_data([step.intensity], [estimate(step, hw).achieved_flops])
         alt = None
