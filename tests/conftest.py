@@ -1,3 +1,6 @@
+import compileall
+from pathlib import Path
+
 import matplotlib
 import pytest
 
@@ -32,3 +35,11 @@ def pytest_collection_modifyitems(config, items):
         if where in rank or where.endswith(".ipynb"):
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: rank.get(_where(item, config), len(rank)))  # stable: a file's order stays
+
+
+def pytest_configure(config):
+    """Once, in the process that starts the others: the library compiled to bytecode. About 150 processes of the
+    suite import it (kernels, grader workers, servers); where PYTHONDONTWRITEBYTECODE is set, as on CI machines,
+    none of them would keep what it compiled, and each would compile the library again."""
+    if not hasattr(config, "workerinput"):  # not an xdist worker
+        compileall.compile_dir(Path(__file__).resolve().parents[1] / "roofline_lib", quiet=1)
