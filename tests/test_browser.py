@@ -552,12 +552,13 @@ def test_explorers_respond_in_browser(case, ran, desk, lab, latencies):
 
 
 def _check_explorer(page, where, index, latencies):
-    output = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea").first  # (an Output
-    # widget nests another)
+    # .first: an Output widget nests a second output area
+    output = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea").first
     try:
         output.locator(".widget-slider .noUi-handle").first.wait_for(state="attached", timeout=30_000)
         canvas = output.locator(".jupyter-matplotlib-canvas-div > canvas").first
         canvas.wait_for(state="attached", timeout=30_000)
+        output.scroll_into_view_if_needed()  # a figure far below the view may wait to be seen before it draws
         page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=30_000, polling=100)
     except Exception as exc:
         raise AssertionError(f"{where}: no slider, or an ipympl figure that never drew; the output "

@@ -13,7 +13,8 @@ do no matmul. Recomputation adds a forward: all of it but the LM head (``recompu
 score and value matmuls only (``"selective"``, Korthikanti et al. 2022), or every other matmul of each layer
 (``"every_other"``: torchtitan's selective activation checkpointing, whose per-op policy saves the attention
 kernel's output and every matmul's but the 2nd, 4th and 6th of a block, so the K, output and MLP up projections
-run a second forward; ``EVERY_OTHER_SHARE`` of each kind).
+run a second forward; ``every_other_share`` of each kind, which the FLOP count sums by weights: a test holds
+the two to one hand count).
 MFU counts the model's FLOPs (no recomputation), HFU the hardware's (with it).
 
 Conventions (``CONVENTIONS``; ``convert_flops`` converts a published FLOP/s between any two):
