@@ -43,3 +43,25 @@ def pytest_configure(config):
     none of them would keep what it compiled, and each would compile the library again."""
     if not hasattr(config, "workerinput"):  # not an xdist worker
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "roofline_lib", quiet=1)
+        _rewrite_test_files_once(config)
+
+
+def _rewrite_test_files_once(config):
+    """The test files with pytest's assertion rewriting, cached where each worker looks for them. A worker reads a
+    cached rewrite even where it may not write one (PYTHONDONTWRITEBYTECODE); without this each of the four
+    rewrites every test file again, about 3.5 s of CPU each. Uses pytest's own (internal) rewriter and cache
+    format, so a pytest that changes them is only slower: the workers then rewrite as before."""
+    if config.getoption("assertmode") != "rewrite":
+        return
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        here = Path(__file__).resolve().parent
+        for path in [here / "conftest.py", *sorted(here.glob("test_*.py"))]:
+            pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(path, pyc) is None and rewrite.try_makedirs(pyc.parent):
+                source_hash, code = rewrite._rewrite_test(path, config)
+                rewrite._write_pyc(state, code, source_hash, pyc)
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError, OSError):
+        return

@@ -34,7 +34,6 @@ skipped, unless ``ROOFLINE_REQUIRE_BROWSER=1`` (CI sets it), when it fails.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -48,6 +47,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import cell_deps
 import nbformat
 import pytest
 
@@ -142,36 +142,12 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _names(source):
-    """(names the code defines, names it reads); IPython's % and ! lines are left out."""
-    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-    defined, used = set(), set()
-    for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.Name):
-            (used if isinstance(node.ctx, ast.Load) else defined).add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            defined |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.add(node.name)
-    return defined, used
-
-
 def explorer_slice(path):
-    """The code cells an explorer needs, in order: each cell tagged ``explorer`` and, for every name it reads and
-    does not define, the latest earlier cell that defines it (and so on for that cell)."""
+    """The code cells an explorer needs, in order: each cell tagged ``explorer`` and, for every name it reads,
+    the latest earlier cell that defines it (and so on for that cell: cell_deps.needed)."""
     cells = nbformat.read(path, as_version=4).cells
-    code = {i: _names(c.source) for i, c in enumerate(cells) if c.cell_type == "code"}
-    keep = set(explorer_cells(path))
-    pending = sorted(keep)
-    while pending:
-        i = pending.pop()
-        defined, used = code[i]
-        for name in used - defined:
-            source = max((j for j in code if j < i and name in code[j][0]), default=None)
-            if source is not None and source not in keep:
-                keep.add(source)
-                pending.append(source)
-    return [cells[i] for i in sorted(keep)]
+    code = {i: c.source for i, c in enumerate(cells) if c.cell_type == "code"}
+    return [cells[i] for i in sorted(cell_deps.needed(code, explorer_cells(path)))]
 
 
 def write_explorers_notebook(cases, path):

@@ -12,6 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
+import cell_deps
 import nbformat
 import pytest
 
@@ -151,16 +152,47 @@ def without_torch(text):
     return nbformat.writes(nb)
 
 
+TORCH = re.compile(r"\btorch\b|torch_status")  # PyTorch itself, not torchao or torchtitan
+
+
+def what_the_blanks_reach(master):
+    """The master's student version with only the code cells that can behave differently from the master's left
+    to run: each cell that differs from the master's (its blanks) or takes a PyTorch path (hidden here), every
+    later cell that reads a name one of those defined, and the cells all of these need (cell_deps). Every other
+    code cell is emptied, not removed, so that cells keep their numbers: it is the master's own code on the
+    master's own inputs, which strict nbval runs and compares."""
+    nb = nbformat.reads(student.student_text(master), as_version=4)
+    original = nbformat.read(master, as_version=4).cells
+    code = {i: c.source for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    differs = {i for i, source in code.items() if source != original[i - 1].source or TORCH.search(source)}
+    run = cell_deps.needed(code, cell_deps.reached(code, differs))
+    for i in set(code) - run:
+        nb.cells[i].source = ""
+    return nbformat.writes(nb)
+
+
+def test_the_cells_a_blank_reaches_and_the_cells_they_need():
+    """cell_deps on a hand-made notebook: what runs of an exercise edition (what_the_blanks_reach)."""
+    cells = {0: "import numpy as np", 1: "%matplotlib inline\nbig = np.ones(3)", 2: "answer = ...  # your answer here",
+             3: "total = answer + 1", 4: "total += big.sum()", 5: "answer = 3\nother = answer", 6: "print(other)",
+             7: "def f():\n    return total\nlater = [f() for _ in range(2)]"}
+    assert cell_deps.names(cells[4]) == ({"total"}, {"big", "total"})  # an update reads what it updates
+    assert cell_deps.reached(cells, {2}) == {2, 3, 4, 7}  # 5 sets `answer` afresh: 5 and 6 are the master's
+    assert cell_deps.needed(cells, {2, 3, 4, 7}) == {0, 1, 2, 3, 4, 7}
+    assert cell_deps.needed(cells, {6}) == {5, 6}
+
+
 @pytest.fixture(scope="module")
 def student_grades():
-    """Every chapter's student version, graded like a submission (two kernels at a time in all)."""
+    """Every chapter's student version, graded like a submission (two kernels at a time in all), the cells its
+    blanks reach and those they need (what_the_blanks_reach)."""
     at_once = asyncio.Semaphore(2)
     settings = grade.Settings(cell_timeout=60, sandbox=SANDBOXED)
 
     async def one(master):
         assignment = grade.Assignment.from_notebook(master)
         async with at_once:
-            (g,) = await grade.grade_all({master.stem: without_torch(student.student_text(master)).encode()},
+            (g,) = await grade.grade_all({master.stem: without_torch(what_the_blanks_reach(master)).encode()},
                                          assignment, settings, workers=1)
         return master.stem, (g, assignment)
 
@@ -177,7 +209,8 @@ def _intended_error_notes(master_path):
 
 @pytest.mark.parametrize("master", CHAPTERS, ids=[m.stem for m in CHAPTERS])
 def test_every_student_version_runs_cleanly_with_nothing_answered(master, student_grades):
-    """EVERY CHAPTER: the student version runs top to bottom in the grader with every question "not answered"."""
+    """EVERY CHAPTER: the student version runs in the grader, every cell its blanks reach with the cells those need,
+    with no error and every question "not answered"."""
     blank, assignment = student_grades[master.stem]
     # +1 for numbering, +1 for the note cell, +1 for the cell that hides PyTorch
     intended = {f"cell {i + 3} " for i in _intended_error_notes(master)}
@@ -304,15 +337,23 @@ def test_teaching_guide_grading_commands_parse_and_name_what_exists():
 
 def test_teaching_guide_grading_command_works_as_written(tmp_path):
     """The guide's `--chapter 02` line, run as written (the submissions folder and CSV moved to a scratch folder):
-    the chapter's master scores full marks. (Its student version, graded 0 on every question, is graded above
-    with every other chapter's: test_every_student_version_runs_cleanly_with_nothing_answered.)"""
+    the chapter's master, its exercises and what they need, scores full marks. (Its student version, graded 0 on
+    every question, is graded above with every other chapter's:
+    test_every_student_version_runs_cleanly_with_nothing_answered.)"""
     import shlex
     import subprocess
     import sys
 
     subs = tmp_path / "submissions"
     subs.mkdir()
-    shutil.copy(ROOT / "notebooks" / "02_roofline_model.ipynb", subs / "alice.ipynb")
+    # the master's exercise cells and the cells they need (cell_deps), the rest emptied: the command grades it
+    # as it grades any notebook, and strict nbval runs the whole chapter
+    master = nbformat.read(ROOT / "notebooks" / "02_roofline_model.ipynb", as_version=4)
+    code = {i: c.source for i, c in enumerate(master.cells) if c.cell_type == "code"}
+    run = cell_deps.needed(code, {i for i, source in code.items() if "exercises.check(" in source})
+    for i in set(code) - run:
+        master.cells[i].source = ""
+    nbformat.write(master, subs / "alice.ipynb")
     (command,) = [line for line, args in _grading_commands()
                   if args.chapter == "02" and not args.unsandboxed and not args.allow_empty]
     args = [str(subs) if a == "submissions/" else str(tmp_path / a) if a == "grades.csv" else a

@@ -4,6 +4,7 @@ case-insensitively, first category first (an attention kernel built on CUTLASS n
 attention is tried before GEMM; a collective is tried before everything).
 """
 
+import functools
 import re
 
 COMMUNICATION, ATTENTION, GEMM, ELEMENTWISE, MEMORY, OTHER = (
@@ -26,6 +27,7 @@ PATTERNS = {
 _COMPILED = {c: re.compile("|".join(p), re.IGNORECASE) for c, p in PATTERNS.items()}
 
 
+@functools.lru_cache(maxsize=2**16)  # a trace names a few hundred kernels, each thousands of times, some 2 kB long
 def category(name, kind="kernel"):
     """The category of a GPU activity: ``kind`` "memcpy" or "memset" is a memory copy whatever its name;
     a kernel goes by its name's first matching pattern (``PATTERNS``), else "other".
