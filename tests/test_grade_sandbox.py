@@ -338,7 +338,8 @@ def test_bombs_cost_only_their_own_marks_with_a_note(graded):
     assert marks(rows["disk_filler"]) == ALL  # its writes fail at the scratch folder's size; it carries on
     assert "memory files" in rows["memfd_hoard"]["notes"], rows["memfd_hoard"]
     assert "files in its scratch folder" in rows["inode_flood"]["notes"], rows["inode_flood"]
-    assert "processes and threads in 5 s" in rows["churn"]["notes"], rows["churn"]
+    assert "processes and threads in" in rows["churn"]["notes"], rows["churn"]
+    assert "more than the 25 allowed in 5 s" in rows["churn"]["notes"], rows["churn"]
 
 
 @needs_sandbox
@@ -363,6 +364,23 @@ def test_oversized_answers_are_read_only_as_far_as_they_count(graded):
 
 
 # ---------------------------------------------------------------- without a batch
+
+
+def test_churning_children_are_stopped_without_waiting_for_the_window_to_fill():
+    """More than SPAWNS processes started in under SPAWN_WINDOW seconds is over the limit at once, in a young
+    sandbox too; fewer, or as many spread over more than the window, are not."""
+    def look(t, spawned):
+        return sandbox.Usage(time=t, processes=2, tasks=10, cpu=0.0, rss=0, pids=(1, 2), spawned=spawned)
+
+    limits = sandbox.Limits()
+    young = [look(0.1 * i, 3) for i in range(1, 11)]  # one second of looks
+    assert "started 26 processes and threads in 1.0 s, more than the 25 allowed in 5 s" in limits.over(
+        look(1.1, 29), young)
+    assert limits.over(look(1.1, 28), young) == ""  # 25: the limit itself is allowed
+    steady = [look(0.5 * i, 3 + 4 * i) for i in range(1, 21)]  # 8 a second for ten seconds, 40 in any 5 s
+    assert "more than the 25 allowed" in limits.over(look(10.5, 87), steady)
+    slow = [look(0.5 * i, 3 + i) for i in range(1, 21)]  # 2 a second: 10 in any 5 s
+    assert limits.over(look(10.5, 24), slow) == ""
 
 
 def test_only_the_last_check_of_each_graded_question_is_read_back():
