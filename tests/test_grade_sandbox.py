@@ -511,6 +511,20 @@ def test_a_copy_of_the_course_grades_in_the_sandbox_with_its_own_library(tmp_pat
 
 
 @needs_sandbox
+def test_a_python_reached_through_a_link_outside_the_sandbox_runs_there(tmp_path, monkeypatch):
+    """A venv made by a python3 that is a link in a folder of links (a shim folder, ~/bin) names that link: the
+    sandbox recreates the link, and shows nothing else of its folder."""
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "python3").symlink_to(os.path.realpath(sys.executable))
+    (links / "notes.txt").write_text("the teacher's")
+    monkeypatch.setattr(sys, "executable", str(links / "python3"))
+    done = subprocess.run(sandbox.command([sys.executable, "-c", f"import os; print(os.listdir({str(links)!r}))"]),
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.stdout.strip() == "['python3']", done.stdout + done.stderr
+
+
+@needs_sandbox
 def test_a_sandbox_the_grader_cannot_watch_is_stopped_not_left_running(tmp_path, monkeypatch):
     """Fail closed: if a look at a sandbox's processes fails (a /proc file it cannot parse, say), the sandbox
     is stopped with a note; it never runs on unwatched."""

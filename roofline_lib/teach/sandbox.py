@@ -1,23 +1,18 @@
 """Each submission's worker in a bubblewrap sandbox of its own (Linux), its limits, and its processes.
 
-The grader starts ``bwrap ... python -m roofline_lib.teach.worker`` (command) for
-each submission. Inside: new user, PID, network, IPC, UTS and mount namespaces;
-no network but a private loopback; read-only views of Python, the installed
-course library (its package folder and data only: never the checkout's
-notebooks, tests or anything of the teacher's home) and /usr; a private tmpfs
-/tmp of bounded size that holds the scratch folder, HOME and every Jupyter or
-IPython folder, and is thrown away with the sandbox; a cleared environment.
-The submission itself comes in on the worker's stdin, so no submission file is
-in view. The worker sets the per-process limits inside the sandbox
-(apply_limits), where RLIMIT_NPROC counts the sandbox's own user namespace
-only, and the grader watches the sandbox's process tree as a whole (Tracker)
-for what no per-process limit bounds: memory (memory files included), CPU and
-files over all its processes. The worker is the sandbox's init (PID 1): when it
-ends, or the grader kills it (kill_tree), the kernel ends every process in its
-PID namespace with it.
+The grader starts ``bwrap ... python -m roofline_lib.teach.worker`` (command) for each submission. Inside: new user,
+PID, network, IPC, UTS and mount namespaces; no network but a private loopback; read-only views of Python, the
+installed course library (its package folder and data only: never the checkout's notebooks, tests or anything of
+the teacher's home) and /usr; a private tmpfs /tmp of bounded size that holds the scratch folder, HOME and every
+Jupyter or IPython folder, and is thrown away with the sandbox; a cleared environment. The submission itself comes
+in on the worker's stdin, so no submission file is in view. The worker sets the per-process limits inside the
+sandbox (apply_limits), where RLIMIT_NPROC counts the sandbox's own user namespace only, and the grader watches the
+sandbox's process tree as a whole (Tracker) for what no per-process limit bounds: memory (memory files included),
+CPU and files over all its processes. The worker is the sandbox's init (PID 1): when it ends, or the grader kills
+it (kill_tree), the kernel ends every process in its PID namespace with it.
 
-Where bwrap cannot be had, ``problem()`` says why, and the grader refuses to
-run without ``--unsandboxed`` (see UNPROTECTED for what that exposes).
+Where bwrap cannot be had, ``problem()`` says why, and the grader refuses to run without ``--unsandboxed`` (see
+UNPROTECTED for what that exposes).
 """
 
 from __future__ import annotations
@@ -149,8 +144,17 @@ def command(argv, limits=Limits()):
     cmd = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
            "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
            "--size", str(limits.scratch_mb * 2**20), "--tmpfs", ROOT]
-    for path in _binds():
+    binds = _binds()
+    for path in binds:
         cmd += ["--ro-bind", str(path), str(path)]
+    # a venv made by a python3 that is itself a link outside these (a link in a folder of links): the links
+    # themselves, not their folders
+    path = Path(os.path.abspath(sys.executable))
+    while path.is_symlink():
+        target = os.readlink(path)
+        if not any(path.is_relative_to(b) for b in binds):
+            cmd += ["--symlink", target, str(path)]
+        path = Path(os.path.abspath(path.parent / target))
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         top = Path("/") / name
         if top.is_symlink():
