@@ -4,8 +4,9 @@ defines and reads (Python's ast; IPython's % and ! lines left out).
 Two tests run part of a chapter with this: the browser test runs each explorer with the cells it needs
 (`needed`), and test_student runs the cells of an exercise edition that its blanks reach (`reached`) with the
 cells they need, since every other cell is the master's own code on the master's own inputs, which strict nbval
-runs and compares. A dependency the names do not show (a file one cell writes and another reads, an object
-changed in place) can only make such a run fail where the whole notebook would not: a test then says so.
+runs and compares. A dependency the names do not show (a file one cell writes and another reads, an object one
+cell changes in place) is missed: most often such a run then fails where the whole notebook would not, and the
+test says so; in the rare other case a cell left out would have changed what a cell that runs reads.
 """
 
 import ast
