@@ -535,7 +535,9 @@ def _check_explorer(page, where, index, latencies):
         canvas = output.locator(".jupyter-matplotlib-canvas-div > canvas").first
         canvas.wait_for(state="attached", timeout=30_000)
         output.scroll_into_view_if_needed()  # a figure far below the view may wait to be seen before it draws
-        page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=30_000, polling=100)
+        # a bound on liveness, not speed: a figure drawn at all draws in seconds; on a machine loaded 4x over
+        # the last explorer once took more than 30 s
+        page.wait_for_function(CANVAS_INKED_JS, arg=canvas.element_handle(), timeout=90_000, polling=100)
     except Exception as exc:
         raise AssertionError(f"{where}: no slider, or an ipympl figure that never drew; the output "
                              f"reads {output.inner_text()[:500]!r}") from exc
