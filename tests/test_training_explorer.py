@@ -39,6 +39,7 @@ def test_update_moves_the_same_bars_and_reads_out_train_step():
     assert readout["memory per chip"].startswith(f"{rl.widgets.eng(st.memory.total, 'B')} of "
                                                  f"{rl.widgets.eng(rl.get_accelerator('H200 SXM').mem_capacity, 'B')}")
     assert readout["step time"] == rl.widgets.eng(st.step_time_s, "s")
+    assert readout["model"] == "Llama-3.1-8B on H200 SXM"  # the readout names what it models
     assert readout["dp (data parallel)"].startswith(f"{st.config['dp']} = ")
     assert readout["largest term"].startswith(st.binding)
     # the bars stack: each starts where the last ended, and they add up to the totals

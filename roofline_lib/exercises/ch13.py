@@ -122,8 +122,8 @@ QUESTIONS = [
                     "3 x 2 bytes x N per GPU at every scale, while the compute per GPU falls 4x"),
              why={"bubble": "ZeRO-3 runs no pipeline: there is no bubble.",
                   "memory": "more GPUs hold less each; memory does not slow a step.",
-                  "latency": "the steps at 768 and 1,536 GPUs are equally long (67 s), but a ring's latency grows "
-                             "with the GPUs in it: it is the bytes."}),
+                  "latency": "a ring's latency grows with the GPUs in it, yet the steps at 768 and 1,536 GPUs are "
+                             "equally long (67 s); the same 1 TB per GPU at 13-16 GB/s fills them."}),
     Question("13.explain_tp_node", "Explain: why tensor parallelism stays inside a node: 'bandwidth', 'memory', "
              "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
              choices=("bandwidth", "memory", "bubble", "precision"),

@@ -23,7 +23,9 @@ __all__ = ["FITTED", "SPLITS", "error_table", "family", "fit", "fitting_half"]
 
 
 def family(comparison):
-    """A record's family: the file of data/training/ it comes from (one source, one framework)."""
+    """A record's family: the file of data/training/ it comes from (one source, one framework).
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     return comparison.record.source_file.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".toml")
 
 

@@ -61,7 +61,7 @@ def search(model, hw, *, n_chips, seq_len, global_batch, tps=(1, 2, 4, 8), pps=N
     ``SearchResult`` (``.best(k)``: the fastest that fit by the best estimate, with their margins). ``pps``
     defaults to every stage count up to 64 (or the layer count): with
     uneven stages the one of ceil(L / pp) layers sets the pace; ``virtual_stages`` (chunks per GPU) apply where
-    pp > 1, the micro-batches are a multiple of pp (Megatron-LM's interleaved schedule) and each chunk keeps a layer.
+    pp > 1, the micro-batches are a multiple of pp (Megatron-Core's default grouping) and each chunk keeps a layer.
 
     Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     m, hw = get_model(model), get_accelerator(hw)

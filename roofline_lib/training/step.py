@@ -86,8 +86,9 @@ TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX 
 def pipeline_bubble(p, m, v=1):
     """The pipeline's idle share: (p - 1) / (v m) of the ideal time, for p stages, m micro-batches per step and
     v model chunks per GPU (interleaved 1F1B; v = 1: plain 1F1B or GPipe). Narayanan et al. 2021, Sec. 2.2.
-    Interleaving needs m to be a multiple of p (Megatron-LM's interleaved schedule runs the micro-batches in groups
-    of p; with fewer, a chunk waits for the whole pipeline and nothing is gained).
+    Interleaving needs m to be a multiple of p: Megatron-LM's interleaved schedule runs the micro-batches in groups
+    of p (2021; Megatron-Core's default ``microbatch_group_size_per_vp_stage``, which can be set up to m, so that any
+    m >= p interleaves there); with fewer than p, a chunk waits for the whole pipeline and nothing is gained.
 
     Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     p = positive("p (stages)", p, integer=True)
@@ -100,7 +101,7 @@ def pipeline_bubble(p, m, v=1):
 def _check_interleaving(p, m, v):
     if v > 1 and m % p:
         raise ValueError(f"interleaving (v = {v} chunks per GPU) needs the micro-batches per step ({m:g}) to be a "
-                         f"multiple of the pipeline stages ({p}), as Megatron-LM's interleaved schedule requires; "
+                         f"multiple of the pipeline stages ({p}), as Megatron-Core's default grouping requires; "
                          "use v = 1 or more micro-batches")
 
 

@@ -146,6 +146,7 @@ class TrainingExplorer(Explorer):
                                f"(tp {tp} x pp {pp} x cp {cp} x dp {dp})", fontsize=9)
         step = float(st.step_time_s)
         return {
+            "model": f"{get_model(model).name} on {hw.name}",
             "dp (data parallel)": f"{dp} = {n_chips} chips / (tp {tp} x pp {pp} x cp {cp})",
             "micro-batches per step": f"{global_batch // (dp * micro_batch)} per replica = {global_batch} sequences "
                                       f"of {seq_len} tokens / (dp {dp} x micro-batch {micro_batch})",

@@ -52,7 +52,8 @@ WHY = {
     "13.explain_zero3": {
         "bubble": "ZeRO-3 不用流水线：没有气泡。",
         "memory": "GPU 越多，每块存得越少；显存不会让一步变慢。",
-        "latency": "768 和 1,536 块 GPU 时一步一样长（67 s），但环的延迟随其中 GPU 数增长：起作用的是字节数。",
+        "latency": "环的延迟随其中 GPU 数增长，而 768 和 1,536 块 GPU 时一步一样长（67 s）；"
+                   "填满这两步的是每块 GPU 同样的 1 TB，以 13-16 GB/s 传输。",
     },
     "13.explain_tp_node": {
         "memory": "无论芯片在哪里，张量并行都能省显存；问题问的是时间。",
@@ -73,6 +74,6 @@ EN_SHA256 = {
     "13.mistake_dp_bytes_8b": "4831c896927919fc",
     "13.predict_sends_interleaved": "494c93ddcee070f6",
     "13.predict_tp_latency_8b": "d36fe1846e42ecd7",
-    "13.explain_zero3": "c76d03d527e4d16e",
+    "13.explain_zero3": "bd6a6e750f6ae6d6",
     "13.explain_tp_node": "1f1653a76f9db711",
 }
