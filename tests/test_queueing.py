@@ -25,11 +25,29 @@ def test_simulated_queue_by_hand():
     np.testing.assert_allclose(q.simulate_fifo([0, 1, 1.5, 5], 2.0), [0, 1, 2.5, 1])
 
 
+def test_shared_queue_by_hand():
+    # two servers, service 2 s, arrivals at 0, 0.5, 1, 1.5, 5: starts 0, 0.5, 2, 2.5, 5 -> waits 0, 0, 1, 1, 0
+    np.testing.assert_allclose(q.simulate_fifo([0, 0.5, 1, 1.5, 5], 2.0, servers=2), [0, 0, 1, 1, 0])
+
+
+def test_shared_queue_against_erlang_c():
+    # M/M/c with c = 2, rate 1.5/s, mean service 1 s (a = 1.5, rho = 0.75): Erlang C
+    # P(wait) = (a^c / c!) / (1 - rho) / (sum_{k<c} a^k / k! + (a^c / c!) / (1 - rho)) = 2.25/2/0.25 / (2.5 + 4.5)
+    # = 9/14, and the mean wait P(wait) x mean service / (c - a) = (9/14) / 0.5 = 9/7 s
+    arrivals = q.poisson_arrivals(1.5, 200_000, seed=5)
+    service = np.random.default_rng(6).exponential(1.0, arrivals.size)
+    waits = q.simulate_fifo(arrivals, service, servers=2)[2000:]
+    assert np.mean(waits > 0) == pytest.approx(9 / 14, rel=0.03)
+    assert waits.mean() == pytest.approx(9 / 7, rel=0.05)
+
+
 def test_overload_and_bad_input_refused():
     with pytest.raises(ValueError, match="cannot keep up.*below 1 / service_s = 37.04"):
         q.md1_wait(40, 0.027)
     with pytest.raises(ValueError, match="sorted"):
         q.simulate_fifo([1.0, 0.5], 0.1)
+    with pytest.raises(ValueError, match="servers"):
+        q.simulate_fifo([0.0, 1.0], 0.1, servers=0)
     with pytest.raises(ValueError, match="rate"):
         q.md1_wait(-1, 0.027)
 

@@ -178,7 +178,7 @@ def kernels_per_forward(model):
     """Kernels of one forward pass once a compiler has fused the elementwise parts into their neighbours:
     the parts a fusing compiler keeps (``PartKind.kernel``), per layer, plus the once-per-step ones.
 
-    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb); also used in chapter 11."""
     from ..llm.steps import decode_step
 
     m = get_model(model)

@@ -38,7 +38,9 @@ def kind_of(comparison):
 
 
 def family_of(record):
-    """Which of ``FAMILIES`` published a record (by its ``system``), or "other"."""
+    """Which of ``FAMILIES`` published a record (by its ``system``), or "other".
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb)."""
     text = record.system.lower()
     # MLPerf first: its submissions run TensorRT-LLM, but they are a family of their own (rules, harness, no lengths)
     for family, keys in (("MLPerf", ("mlperf",)), ("gpt-fast/torchao", ("gpt-fast", "torchao")),

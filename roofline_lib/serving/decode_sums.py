@@ -85,7 +85,9 @@ def decode_time_unchecked(s, batch, first_context, steps):
 def weight_bytes_read(model, context=1, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """Bytes a forward pass reads whatever its token count: 2 B(1) - B(2) of decode steps of batch 1 and 2
     (every other byte grows by the same amount per sequence). For dense models these are the weights the
-    matmuls stream; for MoE, the experts one token touches."""
+    matmuls stream; for MoE, the experts one token touches.
+
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb)."""
     return weight_bytes_read_unchecked(get_model(model), dtypes(weight_dtype, kv_dtype, compute_dtype),
                                        positive("context", context, integer=True))
 

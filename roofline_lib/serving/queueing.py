@@ -2,6 +2,7 @@
 
     rl.serving.queueing.md1_wait(rate, service_s)        # mean wait, Poisson arrivals, one server, fixed service
     rl.serving.queueing.simulate_fifo(arrivals, service_s)  # the same by simulation, for any arrival times
+    rl.serving.queueing.simulate_fifo(arrivals, service_s, servers=2)  # two chips sharing one queue (M/D/2)
     rl.serving.queueing.md1_wait_quantile(rate, service_s, 0.99)  # the p99 wait (exact), and md1_wait_cdf
     rl.serving.queueing.md1_max_rate(service_s, wait_s, q=0.99)   # the highest rate whose p99 wait meets wait_s
 
@@ -33,6 +34,7 @@ decimal arithmetic, the mean, and the simulation).
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
@@ -236,21 +238,23 @@ def poisson_arrivals(rate, n, seed=0):
     return np.cumsum(np.random.default_rng(seed).exponential(1 / rate, n))
 
 
-def simulate_fifo(arrivals, service_s):
-    """Waits (s) of requests arriving at ``arrivals`` (sorted times) at one first-come-first-served server that
-    takes ``service_s`` seconds for each (a number, or one per request).
+def simulate_fifo(arrivals, service_s, servers=1):
+    """Waits (s) of requests arriving at ``arrivals`` (sorted times) at first-come-first-served servers that
+    take ``service_s`` seconds for each (a number, or one per request). ``servers`` chips share the one queue
+    (M/D/c when the arrivals are Poisson and the service fixed): each request starts on the first chip free.
 
     Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     arrivals = np.asarray(arrivals, float)
     if arrivals.ndim != 1 or arrivals.size == 0 or not np.all(np.isfinite(arrivals)) or np.any(np.diff(arrivals) < 0):
         raise ValueError("arrivals must be a non-empty, sorted 1-D sequence of finite times (s)")
     service = np.broadcast_to(np.asarray(non_negative("service_s", service_s), float), arrivals.shape)
+    servers = int(positive("servers", servers, integer=True))
     waits = np.empty_like(arrivals)
-    free = -np.inf  # when the server finishes its current request
+    free = [-np.inf] * servers  # a heap of the times each server finishes its current request
     for i, (t, s) in enumerate(zip(arrivals, service, strict=True)):
-        start = max(t, free)
+        start = max(t, free[0])
         waits[i] = start - t
-        free = start + s
+        heapq.heapreplace(free, start + s)
     return waits
 
 

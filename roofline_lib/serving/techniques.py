@@ -250,7 +250,8 @@ class PrefixCache:
 
     @property
     def decode_prefix_share(self):
-        """The share of the first decode step's bytes that is the prefix's KV, read by every sequence."""
+        """The share of the first decode step's bytes that are repeated copies of the prefix's KV: the batch - 1 reads
+        beyond the first, which a kernel that reads the prefix once for the batch saves."""
         return self.kv_bytes_shared / self.decode.bytes
 
 
