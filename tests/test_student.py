@@ -163,6 +163,7 @@ def what_the_blanks_reach(master):
     master's own inputs, which strict nbval runs and compares."""
     nb = nbformat.reads(student.student_text(master), as_version=4)
     original = nbformat.read(master, as_version=4).cells
+    assert len(nb.cells) == len(original) + 1, "a student version is its master's cells after one note cell"
     code = {i: c.source for i, c in enumerate(nb.cells) if c.cell_type == "code"}
     differs = {i for i, source in code.items() if source != original[i - 1].source or TORCH.search(source)}
     run = cell_deps.needed(code, cell_deps.reached(code, differs))
