@@ -75,8 +75,9 @@ QUESTIONS = [
              why={"the tokens": "a step's tokens are the global batch, counted once: 1,048,576 is right.",
                   "nothing": "the 8 chips of a tensor-parallel group share one replica's tokens: dividing by the "
                              "32 replicas counts each token 8 times over."}),
-    Question("13.dp_binding_8b", "Predict, then check: the largest term of Llama-3-8B's step in plain DP (ZeRO-1) on "
-             "1,024 H100s, one 512-token sequence per chip: 'compute' or 'data parallel'?", _dp_binding_8b,
+    Question("13.dp_binding_8b", "Predict, then check: the largest term of Llama-3-8B's step in DP with ZeRO-1 "
+             "(distributed optimizer) on 1,024 H100s, one 512-token sequence per chip: 'compute' or "
+             "'data parallel'?", _dp_binding_8b,
              kind="choice", choices=("compute", "data parallel"),
              hints=("compare 512 tokens with the critical tokens per chip over the node's NVLink bus",
                     "compute 6 N x 512 / peak against 2 x 4 N / 370.8 GB/s (fp32 gradients), less the backward it "
