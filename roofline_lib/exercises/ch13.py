@@ -75,14 +75,16 @@ QUESTIONS = [
              why={"the tokens": "a step's tokens are the global batch, counted once: 1,048,576 is right.",
                   "nothing": "the 8 chips of a tensor-parallel group share one replica's tokens: dividing by the "
                              "32 replicas counts each token 8 times over."}),
-    Question("13.dp_binding_8b", "Predict, then check: the largest term of Llama-3-8B's step in plain DP (ZeRO-1) on "
-             "1,024 H100s, one 512-token sequence per chip: 'compute' or 'data parallel'?", _dp_binding_8b,
+    Question("13.dp_binding_8b", "Predict, then check: the largest term of Llama-3-8B's step in DP with ZeRO-1 "
+             "(distributed optimizer) on 1,024 H100s, one 512-token sequence per chip: 'compute' or "
+             "'data parallel'?", _dp_binding_8b,
              kind="choice", choices=("compute", "data parallel"),
-             hints=("compare 512 tokens with the critical tokens per chip over the node's NVLink bus",
+             hints=("compare 512 tokens with the critical tokens per chip at the model's 370.8 GB/s (8 DP chips "
+                    "per node: the smaller of 8 NICs and NVLink)",
                     "compute 6 N x 512 / peak against 2 x 4 N / 370.8 GB/s (fp32 gradients), less the backward it "
                     "hides behind"),
-             why={"compute": "512 tokens per chip are far below the critical ~3,600 over a DGX H100's NVLink bus "
-                             "(fp32 gradients): the gradients' all-reduce outlasts the backward."}),
+             why={"compute": "512 tokens per chip are far below the critical ~3,600 at 370.8 GB/s (a DGX H100's "
+                             "8 NICs, fp32 gradients): the gradients' all-reduce outlasts the backward."}),
     Question("13.design_fewest_stages", "Design: Llama-3.1-405B on 16,384 H100 SXM5, 2,048 sequences of 8,192, TP 8, "
              "ZeRO-1, full recomputation, micro-batch 1, 1F1B: the fewest pipeline stages that fit.", _fewest_stages,
              kind="choice", choices=("1", "2", "4", "8", "16", "none"),

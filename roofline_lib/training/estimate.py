@@ -131,7 +131,9 @@ def achieved_rates(hw):
 
 def matmul_efficiency(dim):
     """Share of the achieved ceiling a matmul reaches whose smallest per-chip dimension is ``dim``: d / (d + d_half),
-    relative to the ceiling's own 8192-wide shape, at most 1."""
+    relative to the ceiling's own 8192-wide shape, at most 1.
+
+    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
     d = np.asarray(dim, float)
     return np.minimum(d / (d + MATMUL_HALF_DIM) / (CEILING_DIM / (CEILING_DIM + MATMUL_HALF_DIM)), 1.0)
 

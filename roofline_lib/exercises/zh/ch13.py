@@ -11,7 +11,8 @@ HINTS = {
                               "气泡占比为 (p - 1) / (v m)"),
     "13.mistake_tokens_tp": ("这些 token 由多少块芯片分担？",
                              "256 块芯片都在为这一步工作：张量并行把每个 token 的工作切分开"),
-    "13.dp_binding_8b": ("把 512 个 token 与经由节点 NVLink 总线时每芯片的临界 token 数比较",
+    "13.dp_binding_8b": ("把 512 个 token 与模型的 370.8 GB/s 下每芯片的临界 token 数比较"
+                         "（每个节点 8 块 DP 芯片：8 块网卡与 NVLink 中较小者）",
                          "计算 6 N x 512 / 峰值，对比 2 x 4 N / 370.8 GB/s（fp32 梯度），再减去它能藏在后面的反向计算"),
     "13.design_fewest_stages": ("用完全重计算时激活很小：由模型状态决定，按 Megatron-LM 的保存方式"
                                 "（bf16 权重、一个 fp32 梯度缓冲区）",
@@ -39,7 +40,7 @@ WHY = {
         "nothing": "张量并行组的 8 块芯片共同处理一个副本的 token：除以 32 个副本，等于把每个 token 数了 8 遍。",
     },
     "13.dp_binding_8b": {
-        "compute": "每芯片 512 个 token 远低于经由 DGX H100 NVLink 总线时约 3,600 的临界值（fp32 梯度）："
+        "compute": "每芯片 512 个 token 远低于 370.8 GB/s 下约 3,600 的临界值（DGX H100 的 8 块网卡，fp32 梯度）："
                    "梯度的 all-reduce 比反向计算还长。",
     },
     "13.design_fewest_stages": {
@@ -69,7 +70,7 @@ EN_SHA256 = {
     "13.zero2_states_70b": "8e928a37a4f31944",
     "13.bubble_interleaved": "96e0ba404bbee60a",
     "13.mistake_tokens_tp": "691cd9692312d8ac",
-    "13.dp_binding_8b": "dca0133ac14ba061",
+    "13.dp_binding_8b": "92810aeb88ef189d",
     "13.design_fewest_stages": "63abfc37a83643d9",
     "13.mistake_dp_bytes_8b": "4831c896927919fc",
     "13.predict_sends_interleaved": "494c93ddcee070f6",
