@@ -44,7 +44,8 @@ NCCL_HW_LATENCY_US = {
 }
 # the share of the bus bandwidth each protocol keeps (tuning.cc "model refinements", all-reduce): ring LL x .5
 # (capped at llMaxBw), ring LL128 x .92; a tree's all-reduce x .92 first, then LL x 1/3.8 (capped), LL128 x 7/9 on
-# one node and 120/128 across nodes
+# one node and 120/128 across nodes. Ring LL's .5 holds since 2.21.5-1 (commit ab2b89c); older tunings (and forks
+# such as RCCL) charge an all-reduce, or any ring across nodes, 1/4 and other collectives 1/3.
 NCCL_RING_SHARE = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
 NCCL_TREE_SHARE = {"LL": 0.92 / 3.8, "LL128": 0.92 * 7 / 9, "Simple": 0.92}
 NCCL_TREE_LL128_SHARE_NODES = 0.92 * 120 / 128
