@@ -47,7 +47,7 @@ GRAPH_REPLAY_CPU_S = 2.5e-6
 # Eager PyTorch on the CPU, per kernel-launching operator: a fitted constant, not a measurement of its parts.
 # gpt-fast's eager Llama-2-7B (25.5 tok/s at batch 1 on an A100, chapter 08) is CPU-bound and launches 1588
 # kernels per token (EAGER_KERNELS), so each costs 1 / 25.5 / 1588 s = 24.7 us of CPU. The pieces the sources
-# name add up to less: Python and the dispatcher at about 3.6 us per operation, launch included (Horace He,
+# name add up to less: Python and the dispatcher at about 3.6 us per operation, no CUDA launch in it (Horace He,
 # "Making Deep Learning Go Brrrr": "280 thousand operations per second"), and the launch call itself at 3 to 10 us
 # in the published traces of chapter 15, which spend the rest of the interval between calls (19 us on a Hugging
 # Face forward, 84 us on vLLM with stacks) in the framework around each operator.
