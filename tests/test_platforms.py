@@ -122,7 +122,8 @@ def _run_simulated(notebook, platform):
              "import numpy, matplotlib, matplotlib.pyplot, roofline_lib, roofline_lib.plotting\n"
              f"import platform_sim; platform_sim.simulate({platform!r})\n"
              # and as a reader who has not installed PyTorch (the chapters' own nbval runs have it, where
-             # it is installed): the chapters' "PyTorch not installed" paths run here and nowhere else
+             # it is installed): the chapters' "PyTorch not installed" paths run here, on each platform (and in
+             # test_student's exercise editions, on Linux)
              "sys.modules['torch'] = None\n"
              "import roofline_lib.measure as _m; _w = _m.measure_machine(**" + repr(TINY) + ").warnings\n"
              "assert any('could not read cache sizes' in w for w in _w), _w")
