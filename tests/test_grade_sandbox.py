@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -496,10 +497,32 @@ def test_the_watch_counts_cpu_of_children_reaped_by_the_kernel(tmp_path):
 
 
 @needs_sandbox
+@pytest.mark.skipif(not shutil.which("unshare"), reason="needs util-linux's unshare")
+def test_a_process_with_its_own_mounts_but_the_hosts_root_is_not_charged_the_hosts_files():
+    """bwrap's child, between unsharing its mounts and pivoting into the sandbox's root, still sees the host's
+    /tmp. A look that lands there must not count the host disk's files as the notebook's (an honest notebook
+    was once stopped for "527,023 files" on a loaded machine). ``unshare`` holds that state for as long as we
+    need: a mount namespace of its own, the host's root."""
+    import time
+
+    proc = subprocess.Popen(["unshare", "--user", "--map-root-user", "--mount", "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 10
+        while os.readlink(f"/proc/{proc.pid}/ns/mnt") == os.readlink("/proc/self/ns/mnt"):
+            assert time.monotonic() < deadline, "unshare did not enter a mount namespace of its own"
+            time.sleep(0.05)
+        host_files = os.statvfs(f"/proc/{proc.pid}/root{sandbox.ROOT}")
+        assert host_files.f_files - host_files.f_ffree > 0  # what the look would have counted
+        assert sandbox._inodes([proc.pid]) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@needs_sandbox
 def test_a_copy_of_the_course_grades_in_the_sandbox_with_its_own_library(tmp_path):
     """Run from a copy of the checkout, the grader imports the copy's roofline_lib; the sandbox must too (it
     sees only the copy's roofline_lib/ and data/), or every submission would fail to start."""
-    import shutil
 
     for name in ("roofline_lib", "data"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))

@@ -307,15 +307,17 @@ def _memory_files(p, seen):
 
 
 def _inodes(tree):
-    """Files in the sandbox's /tmp, seen through any of its processes that may be looked into (and is in the
-    sandbox's mount namespace: bwrap itself, the tree's root, sees the host's /tmp)."""
+    """Files in the sandbox's /tmp, seen through any of its processes that may be looked into and has the
+    sandbox's root. bwrap itself, the tree's root, sees the host's /tmp; so does its child between unsharing the
+    mount namespace and pivoting into the new root, a window a loaded machine widens: counted there, an honest
+    notebook would be charged every file of the host's disk."""
     try:
-        ours = os.readlink("/proc/self/ns/mnt")
+        ours, host_root = os.readlink("/proc/self/ns/mnt"), os.stat("/")
     except OSError:
         return 0
     for p in tree:
         try:
-            if os.readlink(f"/proc/{p}/ns/mnt") == ours:
+            if os.readlink(f"/proc/{p}/ns/mnt") == ours or os.path.samestat(os.stat(f"/proc/{p}/root"), host_root):
                 continue
             st = os.statvfs(f"/proc/{p}/root{ROOT}")
             return st.f_files - st.f_ffree
