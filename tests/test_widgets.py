@@ -261,6 +261,26 @@ def test_every_slider_default_is_a_value_the_slider_can_reach(name):
             assert all(type(v) is int for v in rl.widgets.controls.reachable(control)), (name, key)
 
 
+@pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")  # ipympl's own Toolbar
+@pytest.mark.parametrize("name", ALL_EXPLORERS)
+def test_the_live_canvas_knows_its_size_before_the_browser_asks(name):
+    """In a box, ipympl learns the canvas's size only from the browser's first message; a view drawn before that
+    stayed 0 x 0 px on a loaded machine. widget() sets it first: the size of the picture the figure renders."""
+    plt.switch_backend("module://ipympl.backend_nbagg")
+    try:
+        explorer = getattr(rl.widgets, name)()
+        explorer.widget()
+        canvas = explorer.fig.canvas
+        assert isinstance(canvas, ipywidgets.DOMWidget), type(canvas)
+        buf = io.BytesIO()
+        explorer.fig.savefig(buf, format="png", dpi="figure")
+        height, width = matplotlib.image.imread(io.BytesIO(buf.getvalue())).shape[:2]
+        assert canvas._size == pytest.approx((width, height), abs=1), (canvas._size, width, height)
+    finally:
+        plt.close("all")
+        plt.switch_backend("Agg")
+
+
 @pytest.mark.parametrize("name", ALL_EXPLORERS)
 def test_readouts_use_engineering_units_not_exponents(name):
     """No '1.0e-6' in a readout: seconds, bytes and rates go through eng() (µs, GB, TFLOP/s)."""

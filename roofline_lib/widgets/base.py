@@ -256,6 +256,11 @@ class Explorer:
         if isinstance(canvas, ipywidgets.DOMWidget):  # ipympl
             canvas.header_visible = False
             canvas.toolbar_visible = False
+            # The size the browser draws the canvas at, set before it is shown, as ipympl does for a canvas shown
+            # on its own. In a box ipympl sets it only on the browser's first message, and its resize message can
+            # reach the browser before the size does: on a loaded machine the figure stayed 0 x 0 px.
+            ratio = getattr(canvas, "device_pixel_ratio", 1)
+            canvas._size = tuple(float(x) * self.fig.dpi / ratio for x in self.fig.get_size_inches())
             view = canvas
         else:  # an inline backend: redraw into an Output area
             view = ipywidgets.Output()
