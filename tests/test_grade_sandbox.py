@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from roofline_lib.teach import grade, run, sandbox, worker
+from roofline_lib.teach import grade, proctree, run, sandbox, worker
 from roofline_lib.teach.discovery import CheckCall
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -494,6 +494,39 @@ def test_the_watch_counts_cpu_of_children_reaped_by_the_kernel(tmp_path):
     children = sum(float(x) for x in spent.read_text().split())
     assert children > 3  # eight children of 0.4 s of CPU each, however busy the machine
     assert seen >= 0.6 * children, (seen, children)
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"),
+                    reason="this kernel keeps no lists of children (CONFIG_PROC_CHILDREN); the watch scans /proc")
+def test_the_watch_finds_the_same_tree_as_a_scan_of_every_process():
+    """The watch walks each thread's list of children instead of reading every process in /proc: it must find
+    what the scan finds, a child started from a second thread and a grandchild included. kill_tree then stops
+    all of them."""
+    import time
+
+    code = ("import subprocess, sys, threading, time\n"
+            "kids = []\n"
+            "t = threading.Thread(target=lambda: kids.append(subprocess.Popen(['sleep', '30'])))\n"
+            "t.start(); t.join()\n"
+            "kids.append(subprocess.Popen([sys.executable, '-c', 'import subprocess, time; "
+            "subprocess.Popen([\"sleep\", \"30\"]); time.sleep(30)']))\n"
+            "print('ready', flush=True); time.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 10
+        while len(proctree.descendants(proc.pid)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the grandchild starts a moment after its parent
+        scanned = proctree.descendants(proc.pid)
+        assert len(scanned) == 4, scanned  # the script, its thread's sleep, the second python and its sleep
+        walked = proctree.tree_stats(proc.pid)
+        assert sorted(walked) == sorted(scanned)
+        assert sandbox.Tracker()(proc.pid).processes == 4
+        proctree.kill_tree(proc.pid)  # the root too, though it leads no process group of its own
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        proctree.kill_tree(proc.pid)
+        proc.wait()
 
 
 @needs_sandbox

@@ -21,11 +21,12 @@ import dataclasses
 import functools
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from .proctree import all_stats, descendants, kill_tree, tree_stats
 
 ROOT = "/tmp"  # the sandbox's tmpfs: everything it may write
 SCRATCH = "/tmp/work"  # the kernel's working folder, with the copy of the submission
@@ -245,37 +246,6 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def _stats():
-    """{pid: stat fields after the command name} of every process in /proc."""
-    found = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    found[int(name)] = f.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-    return found
-
-
-def descendants(pid, stats=None):
-    """``pid`` and every process below it (Linux /proc; just ``pid`` elsewhere)."""
-    stats = _stats() if stats is None else stats
-    children = {}
-    for child, fields in stats.items():
-        children.setdefault(int(fields[1]), []).append(child)
-    tree, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        tree.append(p)
-        todo.extend(children.get(p, ()))
-    return tree
-
-
 def _memory_files(p, seen):
     """Bytes of the memory files (memfd) process ``p`` holds open or mapped that ``seen`` (inodes) lacks."""
     total = 0
@@ -293,14 +263,15 @@ def _memory_files(p, seen):
         except OSError:
             continue
     try:  # mapped, its descriptor closed: the mapping's length (an upper bound)
-        with open(f"/proc/{p}/maps") as maps:
-            for line in maps:
-                if "/memfd:" in line:
-                    span, _, _, _, inode = line.split(None, 5)[:5]
-                    if int(inode) not in seen:
-                        start, end = (int(x, 16) for x in span.split("-"))
-                        seen[int(inode)] = end - start
-                        total += end - start
+        with open(f"/proc/{p}/maps", "rb") as f:
+            maps = f.read()
+        for line in maps.splitlines() if b"/memfd:" in maps else ():  # most processes map none: one search
+            if b"/memfd:" in line:
+                span, _, _, _, inode = line.split(None, 5)[:5]
+                if int(inode) not in seen:
+                    start, end = (int(x, 16) for x in span.split(b"-"))
+                    seen[int(inode)] = end - start
+                    total += end - start
     except (OSError, ValueError):
         pass
     return total
@@ -356,8 +327,12 @@ class Tracker:
         self.spawned = 0
 
     def __call__(self, pid):
-        stats = _stats()
-        tree = [p for p in descendants(pid, stats) if p in stats]
+        stats = tree_stats(pid)
+        if stats is None:
+            stats = all_stats()
+            tree = [p for p in descendants(pid, stats) if p in stats]
+        else:
+            tree = list(stats)
         cpu = tasks = rss = 0
         own, reaped = {}, {}
         for p in tree:
@@ -380,20 +355,6 @@ class Tracker:
 def usage(pid):
     """What the process tree under ``pid`` uses now (one look; a Tracker follows it over time)."""
     return Tracker()(pid)
-
-
-def kill_tree(pid):
-    """SIGKILL ``pid`` (the grader's own child), its process group and every process under it.
-
-    Only processes found below the grader's own child are signalled: never a pid a worker names."""
-    tree = descendants(pid) if os.path.isdir("/proc") else [pid]
-    for p in [pid, *tree]:
-        try:
-            if p == pid:
-                os.killpg(pid, signal.SIGKILL)
-            os.kill(p, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
 
 
 __all__ = ["apply_limits", "command", "descendants", "environment", "HOME", "kill_tree", "Limits", "problem",
