@@ -245,3 +245,21 @@ def test_block_scaled_formats_find_their_tensor_core_row():
         rl.get_accelerator("H100").peak_flops("nvfp4")
     with pytest.raises(ValueError, match=r"has no int4 peak in its datasheet; it has: "):
         rl.get_accelerator("H100").peak_flops("int4")
+
+
+def test_grand_teton_h100_is_the_torchtitan_pages_chip():
+    # pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (and the async-TP page), Hardware: "Each H100
+    # GPU is equipped with 96GB HBM2e with 2.4 TB/sec peak memory bandwidth", "400 Gb/s per GPU", "the default
+    # 500W power limit"; footnote 2: an "SXM H100" whose peak "is between SXM and NVL" (989.4 and 835 TFLOP/s
+    # dense bf16, the H100 datasheet): no measured figure, so the SXM's peak stands as the upper bound
+    gt = rl.get_accelerator("H100 96GB 500W")
+    assert gt.name == "H100 SXM5 96GB HBM2e (500 W)"
+    assert gt.mem_bandwidth == 2.4e12
+    assert gt.mem_capacity_label == "96 GB" and gt.mem_capacity == 96 * 2**30
+    assert gt.peak_flops("bf16") == 989.4e12 and gt.peak_flops("fp8") == 1978.9e12
+    assert gt.peak_flops("bf16") > 835e12  # above the NVL's: an upper bound, never below the page's bracket
+    assert not gt.measured  # no published measurement of the 500 W part: none recorded
+    assert gt.interconnect_bandwidth == 900e9 and gt.compute_units == 132
+    teton = rl.get_topology("Grand Teton H100")
+    assert teton.chip == gt.name and teton.gpus_per_node == 8
+    assert teton.nic_bandwidth == 400e9 / 8  # 400 Gb/s per GPU

@@ -122,7 +122,7 @@ def scale(prefix):
 def in_units(value, prefix):
     """``value`` (SI base units) expressed with ``prefix``: in_units(4.8e12, "T") -> 4.8. Vectorised.
 
-    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 05, 06, 09, 10, 11."""
+    Taught in chapter 00 (notebooks/00_start_here.ipynb); also used in chapters 01, 02, 05, 06, 09, 10, 11, 13."""
     return value / scale(prefix)
 
 

@@ -79,7 +79,8 @@ from .one_chip import (
 from .peak import peak_memory
 
 TOPOLOGY_FOR_CHIP = {"A100 80GB SXM4": "HGX A100 8-GPU", "A100 40GB SXM4": "HGX A100 8-GPU",
-                     "H100 SXM5": "DGX H100", "H200 SXM": "DGX H200", "B200": "DGX B200",
+                     "H100 SXM5": "DGX H100",
+                     "H100 SXM5 96GB HBM2e (500 W)": "Grand Teton H100", "H200 SXM": "DGX H200", "B200": "DGX B200",
                      "GB200 (per GPU)": "GB200 NVL72"}
 
 
