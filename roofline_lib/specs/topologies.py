@@ -86,7 +86,7 @@ def list_topologies():
 def get_topology(name):
     """A ``Topology`` by name or alias (case-insensitive); a Topology passes through.
 
-    Taught in chapter 13 (notebooks/13_training_parallel.ipynb); also used in chapter 14."""
+    Taught in chapter 09 (notebooks/09_communication_bound.ipynb); also used in chapters 13, 14."""
     if isinstance(name, Topology):
         return name
     found = _FILE.value().get(str(name).strip().lower())
