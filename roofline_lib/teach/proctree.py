@@ -1,5 +1,7 @@
 """The processes below a pid, read from Linux's /proc: what the grader watches and stops (sandbox.Tracker,
-sandbox.kill_tree). Elsewhere there is no /proc, and the tree is the pid alone."""
+sandbox.kill_tree). Linux only, as the sandbox is: where there is no /proc (macOS, Windows) the grader runs
+unsandboxed and does not watch (run.py checks for /proc), the lookups return nothing and kill_tree signals the
+pid and its group alone."""
 
 from __future__ import annotations
 
