@@ -1,4 +1,5 @@
 import compileall
+import os
 from pathlib import Path
 
 import matplotlib
@@ -42,6 +43,11 @@ def pytest_configure(config):
     suite import it (kernels, grader workers, servers); where PYTHONDONTWRITEBYTECODE is set, as on CI machines,
     none of them would keep what it compiled, and each would compile the library again."""
     if not hasattr(config, "workerinput"):  # not an xdist worker
+        # Four workers share the machine's cores, each starting kernels: a BLAS or OpenMP pool per process only
+        # spins on cores another process is using (the grader's kernel_env does the same for its kernels).
+        # Inherited by the workers and every kernel they start; a variable already set is kept.
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "roofline_lib", quiet=1)
         _rewrite_test_files_once(config)
 
