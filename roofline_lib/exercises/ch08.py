@@ -25,7 +25,7 @@ def _decode_launch_bound(model="llama-3-8b", chip="H200", context=4096):
 def _fused_graph_boundary_time(model="llama-3-8b", boundary=5e-6):
     from ..measure.launch import decode_kernel_count
 
-    return decode_kernel_count(model, fused=True) * boundary
+    return (decode_kernel_count(model, fused=True) - 1) * boundary  # one boundary between each two kernels
 
 
 def _h100_flat_region(launch=5e-6):
@@ -91,9 +91,9 @@ QUESTIONS = [
                     "rl.launch.decode_kernel_count('llama-3-8b')")),
     Question("08.fused_graph_boundary_time", "Device time the kernel boundaries of one fused Llama-3-8B decode step "
              "cost when it is replayed as a CUDA graph, at 5 us per boundary.", _fused_graph_boundary_time, rtol=0.03,
-             unit="s", hints=("a graph removes the CPU's launches, not the device's boundaries: fused kernels per "
-                              "step x 5 us",
-                              "rl.launch.decode_kernel_count('llama-3-8b', fused=True) x 5e-6 s")),
+             unit="s", hints=("a graph removes the CPU's launches, not the device's boundaries: one boundary "
+                              "between each two of the step's fused kernels, 5 us each",
+                              "(rl.launch.decode_kernel_count('llama-3-8b', fused=True) - 1) x 5e-6 s")),
     Question("08.fewer_kernels", "Which remedy makes fewer, larger kernels by folding operations together: "
              "'batching', 'fusion' or 'graphs'?", lambda: "fusion", kind="choice",
              choices=("batching", "fusion", "graphs"),

@@ -12,9 +12,8 @@ HINTS = {
                                "即 rl.estimate(rl.decode_step('llama-3-8b', 1, 4096), 'H200').lower / "
                                "rl.launch.decode_kernel_count('llama-3-8b')"),
     "08.fused_graph_boundary_time": ("CUDA Graph 去掉的是 CPU 的启动，而不是设备上内核之间的边界："
-                                     "每步融合后的内核数 x 5 us",
-                                     "每步融合后的内核数："
-                                     "rl.launch.decode_kernel_count('llama-3-8b', fused=True) x 5e-6 s"),
+                                     "这一步融合后的内核两两之间各有一个边界，每个 5 us",
+                                     "即 (rl.launch.decode_kernel_count('llama-3-8b', fused=True) - 1) x 5e-6 s"),
     "08.fewer_kernels": ("哪种手段改变内核的个数？哪些只改变一次启动的代价，或一个内核的工作量？",
                          "CUDA Graph 保留内核、让启动变便宜；批处理让每个内核处理更多序列"),
     "08.predict_async_idle": ("启动和内核哪个更慢？较慢的那个决定节奏，GPU 在其余时间里等待",
@@ -50,7 +49,7 @@ EN_SHA256 = {
     "08.h100_flat_region": "b7d224b65bad8cf1",
     "08.async_total": "f63ba461a280bb3c",
     "08.decode_launch_bound": "e8a14b04bca6f53f",
-    "08.fused_graph_boundary_time": "8811ddcf7cd6763c",
+    "08.fused_graph_boundary_time": "18001908bfe03058",
     "08.fewer_kernels": "68c18c9bc5d68dd9",
     "08.predict_async_idle": "e41bce42583310ec",
     "08.design_batch_hides_launches": "d228743e10679a45",
