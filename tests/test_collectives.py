@@ -226,3 +226,26 @@ def test_published_collectives_refuses_a_record_without_its_figure(tmp_path):
                    'algorithm = "ring"\nmessage_bytes = 1e9\nkind = "measured"\nquote = "q"\n')
     with pytest.raises(ValueError, match="busbw_GBps"):
         comms.published_collectives(bad)
+
+
+def test_engine_kernel_times_read_with_their_own_source_and_sizes_in_bytes():
+    figures = [f for f in comms.published_collectives() if f.seconds]
+    assert len(figures) == 12 and all("sglang pull request #2904" in f.source for f in figures)
+    # the PR's sizes count float32 values: 4 bytes each, so its largest, 1048576, is 4 MiB (batch 256's message)
+    assert sorted({f.message_bytes for f in figures}) == [4 * v for v in (512, 4096, 32768, 262144, 524288, 1048576)]
+    for f in figures:
+        assert str(int(f.message_bytes) // 4) in f.quote and f"{f.seconds * 1e3:.4f}" in f.quote
+        # an all-reduce cannot carry more than the wire: bus bandwidth below one direction of an H100's NVLink,
+        # 450 GB/s (were the sizes bytes x 4 too large, the 4 MiB figure would read 868 GB/s)
+        assert comms.bus_bandwidth(f.message_bytes, f.seconds, 8)[1] < 450e9
+
+
+def test_a_record_may_give_a_time_and_its_own_source(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('source = "file"\n[[record]]\nid = "x"\ntopology = "DGX H100"\nn_gpus = 8\n'
+                    'collective = "all_reduce"\nalgorithm = "one-shot"\nmessage_bytes = 16384\ntime_us = 5.7\n'
+                    'kind = "measured"\nquote = "q"\nsource = "its own"\n')
+    (f,) = comms.published_collectives(path)
+    assert (f.seconds, f.busbw, f.algbw, f.source) == (pytest.approx(5.7e-6), 0.0, 0.0, "its own")
+    with pytest.raises(ValueError, match="time_us"):
+        comms.published_collectives(path.write_text(path.read_text().replace("5.7", "-1")) and path)

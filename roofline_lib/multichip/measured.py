@@ -38,8 +38,9 @@ def bus_bandwidth(message_bytes, seconds, n_gpus, collective="all_reduce"):
 
 @dataclasses.dataclass(frozen=True)
 class CollectiveFigure:
-    """A published all-reduce figure: its system, message size, bandwidths (byte/s, 0 where not given), and
-    whether it was measured or is what a maintainer says a run reaches."""
+    """A published all-reduce figure: its system, message size, bandwidths (byte/s, 0 where not given) or time
+    (s, 0 where not given), and whether it was measured or is what a maintainer says a run reaches. A record may
+    name its own source; otherwise the file's holds."""
 
     id: str
     topology: str
@@ -53,6 +54,7 @@ class CollectiveFigure:
     quote: str
     source: str
     notes: str = ""
+    seconds: float = 0.0
 
 
 def published_collectives(path=MEASURED_FILE):
@@ -68,16 +70,17 @@ def published_collectives(path=MEASURED_FILE):
             entry.fail("collective", f"must be one of {', '.join(BUS_FACTORS)}; got {r['collective']!r}")
         if r["kind"] not in ("measured", "expected"):
             entry.fail("kind", f"must be 'measured' or 'expected'; got {r['kind']!r}")
-        if "busbw_GBps" not in r and "algbw_GBps" not in r:
-            entry.fail("busbw_GBps", "or algbw_GBps is needed: the figure itself")
+        if not {"busbw_GBps", "algbw_GBps", "time_us"} & set(r):
+            entry.fail("busbw_GBps", "or algbw_GBps or time_us is needed: the figure itself")
         bw = {k: entry.figure(f"{k}_GBps", r[f"{k}_GBps"]) * 1e9 if f"{k}_GBps" in r else 0.0
               for k in ("busbw", "algbw")}
         out.append(CollectiveFigure(
             id=str(r["id"]), topology=str(r["topology"]), n_gpus=entry.figure("n_gpus", r["n_gpus"], integer=True),
             collective=r["collective"], algorithm=str(r["algorithm"]),
             message_bytes=float(entry.figure("message_bytes", r["message_bytes"])), busbw=bw["busbw"],
-            algbw=bw["algbw"], kind=r["kind"], quote=str(r["quote"]).strip(), source=source,
-            notes=str(r.get("notes", ""))))
+            algbw=bw["algbw"], kind=r["kind"], quote=str(r["quote"]).strip(),
+            source=str(r.get("source", source)).strip(), notes=str(r.get("notes", "")),
+            seconds=entry.figure("time_us", r["time_us"]) * 1e-6 if "time_us" in r else 0.0))
     return out
 
 

@@ -171,8 +171,8 @@ def allreduce_time_on_topology_unchecked(t, message_bytes, n):
 # (world_size <= 4 and bytes < 512 KB) or (world_size <= 8 and bytes < 256 KB), else two-shot (a reduce-scatter
 # and an all-gather through peer memory); world sizes 2, 4, 6, 8; every pair of GPUs must be NVLink-connected.
 CUSTOM_ALLREDUCE_WORLD_SIZES = (2, 4, 6, 8)
-# sglang PR #2904, 8 x H100, no CUDA graph: 5.7-5.9 us for the TensorRT-LLM-derived kernel at 512 B-4 KB
-# (vLLM's kernel: 9.3-10.1 us): the fixed cost of one shot.
+# sglang PR #2904, 8 x H100, no CUDA graph: 5.7-5.9 us for the TensorRT-LLM-derived kernel at 2-16 KiB (its
+# 512 and 4096 float32 values; vLLM's kernel: 9.3-10.1 us): the fixed cost of one shot.
 CUSTOM_ALLREDUCE_LATENCY_S = 5.8e-6
 
 
