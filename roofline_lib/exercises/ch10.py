@@ -58,8 +58,8 @@ QUESTIONS = [
              hints=("at batch 1 the bound is memory time; a run at MBU u takes bound / u.",
                     "u = the median MBU of groups['batch-1 decode, int4 weights, one chip']; tokens/s = "
                     "u / rec.predicted_lower_s.")),
-    Question("10.impossible", "Llama-2-13B fp16, batch 1, one A100 80GB SXM4: 20 tokens in 142.5 ms. Possible or "
-             "impossible?", _impossible, kind="choice", choices=("possible", "impossible"),
+    Question("10.impossible", "Llama-2-13B fp16, batch 1, one A100 80GB SXM4, no speculative decoding: 20 tokens in "
+             "142.5 ms. Possible or impossible?", _impossible, kind="choice", choices=("possible", "impossible"),
              hints=("what must each generated token read at least, and how fast can the A100 read it?",
                     "every token reads every weight once: 20 x weight_bytes('fp16') / the A100's mem_bandwidth is "
                     "the least time.")),
