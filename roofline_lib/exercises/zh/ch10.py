@@ -8,8 +8,8 @@ HINTS = {
                         "u = groups['batch-1 decode, int4 weights, one chip'] 的 MBU 中位数；tokens/s = u / "
                         "rec.predicted_lower_s。"),
     "10.impossible": ("每生成一个 token 至少要读什么？A100 读它能有多快？",
-                      "每个 token 都要把每个权重读一遍：20 x weight_bytes('fp16') / A100 的 mem_bandwidth "
-                      "就是最短时间。"),
+                      "除嵌入表（只读其中一行）外，每个 token 都要把每个权重读一遍：20 x 2 x (n_params - "
+                      "vocab_size x hidden_size) / A100 的 mem_bandwidth 就是最短时间。"),
     "10.predict_calibrated_13b": ("权重（26 GB）加上一小份 KV 缓存，按实测可达的 1.6 TB/s 读取",
                                   "(2 x (13,015,864,320 - 32,000 x 5,120) + kv_cache_bytes(1, 1024)) / 1.6e12 s，x "
                                   "1e3 换算成 ms"),
@@ -47,7 +47,7 @@ WHY = {
 EN_SHA256 = {
     "10.holdout_tp4": "8e6f29313aec3d0e",
     "10.holdout_int4": "24e2136690a8c6ab",
-    "10.impossible": "8095d18ce84a00b2",
+    "10.impossible": "b0ded8ce7aa348b2",
     "10.predict_calibrated_13b": "ec6428264dd17e38",
     "10.design_a100s_30_tokens": "2c7494750c4f13b2",
     "10.explain_server_tpot": "71f99ea2cbd17f12",
