@@ -11,7 +11,8 @@ from ..specs.hardware import get_accelerator
 from ..specs.models import get_model
 
 # vLLM's default share of GPU memory the engine may take (its --gpu-memory-utilization flag,
-# default 0.9 in vllm/engine/arg_utils.py): the rest is left for other processes and headroom.
+# default 0.9 in vllm/engine/arg_utils.py and later vllm/config/cache.py; 0.92 in the current
+# vllm/config/cache.py): the rest is left for other processes and headroom.
 VLLM_GPU_MEMORY_UTILIZATION = 0.9
 # A CUDA context alone takes roughly 0.3-0.5 GiB on a datacenter GPU before any tensor exists.
 CUDA_CONTEXT_BYTES = 0.5 * 2**30

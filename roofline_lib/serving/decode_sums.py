@@ -50,7 +50,9 @@ def sum_max_affine(a, b, c, d, n):
 
 def decode_lines(model, hw, batch, first_context, *, weight_dtype="bf16", kv_dtype="bf16", compute_dtype="bf16"):
     """(t_math, its growth per position, t_mem, its growth per position) of the decode step of ``batch``
-    sequences at ``first_context``: both terms are affine in the context. Vectorised."""
+    sequences at ``first_context``: both terms are affine in the context. Vectorised.
+
+    Taught in chapter 11 (notebooks/11_serving.ipynb)."""
     s = setup(model, hw, weight_dtype=weight_dtype, kv_dtype=kv_dtype, compute_dtype=compute_dtype)
     return decode_lines_unchecked(s, positive("batch", batch, integer=True),
                                   positive("context", first_context, integer=True))
@@ -87,7 +89,7 @@ def weight_bytes_read(model, context=1, *, weight_dtype="bf16", kv_dtype="bf16",
     (every other byte grows by the same amount per sequence). For dense models these are the weights the
     matmuls stream; for MoE, the experts one token touches.
 
-    Taught in chapter 10 (notebooks/10_reality_check.ipynb)."""
+    Taught in chapter 10 (notebooks/10_reality_check.ipynb); also used in chapter 11."""
     return weight_bytes_read_unchecked(get_model(model), dtypes(weight_dtype, kv_dtype, compute_dtype),
                                        positive("context", context, integer=True))
 
