@@ -11,6 +11,7 @@ from ..training import (
     memory,
     mixed_peak_flops,
     time_to_train,
+    train_step,
 )
 from .core import Question
 
@@ -29,10 +30,11 @@ def _model_states_70b():
 
 
 def _smallest_zero_stage():
-    """The lowest ZeRO stage at which Llama-3-8B (AdamW, bf16) fits 8 x H100 SXM5, micro-batch 1 of 4,096."""
-    hw = get_accelerator("H100 SXM5")
+    """The lowest ZeRO stage at which Llama-3-8B (AdamW, bf16, fp32 gradients as Megatron-LM keeps them) fits
+    8 x H100 SXM5, micro-batch 1 of 4,096: decided on the allocator's modelled peak plus the CUDA context and NCCL's
+    buffers (``train_step(...).fits``), not on the kept total."""
     for stage in (0, 1, 2, 3):
-        if memory("llama-3-8b", 1, 4096, zero_stage=stage, dp=8).total <= hw.mem_capacity:
+        if train_step("llama-3-8b", "H100 SXM5", n_chips=8, seq_len=4096, global_batch=8, zero_stage=stage).fits:
             return str(stage)
     return "none"
 
@@ -101,15 +103,19 @@ QUESTIONS = [
              "AdamW as Megatron-LM runs bf16 (gradients accumulated in fp32), nothing sharded.", _model_states_70b,
              unit="B", hints=("every parameter of the checkpoint, times bytes per parameter",
                               "2 (bf16 weights) + 4 (fp32 gradients) + 4 + 4 + 4 (fp32 master, momentum, variance)")),
-    Question("12.smallest_zero_stage", "Design: Llama-3-8B, AdamW in mixed precision, micro-batch 1 of 4,096 "
-             "tokens (FlashAttention, no recomputation) on 8 x H100 SXM5 in data parallel. The lowest ZeRO stage that "
-             "fits the driver's 81,559 MiB: '0', '1', '2', '3' or 'none'?", _smallest_zero_stage, kind="choice",
-             choices=("0", "1", "2", "3", "none"),
-             hints=("the activations do not shrink with ZeRO; the model states do, stage by stage",
-                    "rl.training.memory(..., zero_stage=s, dp=8).total against hw.mem_capacity, s = 0, 1, 2, 3"),
-             why={"0": "unsharded, the model states alone are 128 GB.",
-                  "2": "a lower stage already fits: sharding the 12 bytes of optimizer states is enough.",
-                  "3": "a lower stage already fits: sharding the 12 bytes of optimizer states is enough."}),
+    Question("12.smallest_zero_stage", "Design: Llama-3-8B, AdamW in mixed precision with the gradients accumulated "
+             "in fp32 (Megatron-LM's recipe), micro-batch 1 of 4,096 tokens (FlashAttention, no recomputation) on "
+             "8 x H100 SXM5 in data parallel. The lowest ZeRO stage whose peak memory (what the allocator reports, "
+             "plus the CUDA context and NCCL's buffers) fits the driver's 81,559 MiB: '0', '1', '2', '3' or "
+             "'none'?", _smallest_zero_stage, kind="choice", choices=("0", "1", "2", "3", "none"),
+             hints=("the activations do not shrink with ZeRO; the model states do, stage by stage, and the fp32 "
+                    "gradients stay whole until a stage shards them",
+                    "rl.training.train_step('llama-3-8b', hw, n_chips=8, seq_len=4096, global_batch=8, "
+                    "zero_stage=s).fits for s = 0, 1, 2, 3; its memory.peak_terms say why"),
+             why={"0": "unsharded, the model states alone are 145 GB (18 bytes per parameter).",
+                  "1": "ZeRO-1 leaves the fp32 gradients whole: 2 + 4 + 12 / 8 = 7.5 bytes per parameter, 60 GB, "
+                       "and with the activations, the loss and fragmentation the peak is 92 GB.",
+                  "3": "a lower stage already fits: sharding the gradients too is enough."}),
     Question("12.hfu_over_mfu_full", "GPT-3 175B at 2,048 tokens with full recomputation: HFU / MFU (hardware FLOPs "
              "over model FLOPs per token).", _hfu_over_mfu_full, unit="",
              hints=("full recomputation runs the forward twice",

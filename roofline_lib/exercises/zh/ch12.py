@@ -8,9 +8,11 @@ HINTS = {
                                "6 L H d T（因果）除以 6 N + 6 L H d T，N 为参与乘法的权重数"),
     "12.model_states_70b": ("检查点的每一个参数，乘以每个参数的字节数",
                             "2（bf16 权重）+ 4（fp32 梯度）+ 4 + 4 + 4（fp32 主权重、动量、方差）"),
-    "12.smallest_zero_stage": ("激活不会因 ZeRO 变小；模型状态会，一个阶段比一个阶段小",
-                               "rl.training.memory(..., zero_stage=s, dp=8).total 与 hw.mem_capacity 比较，s = 0, 1, "
-                               "2, 3"),
+    "12.smallest_zero_stage": ("激活不会因 ZeRO 变小；模型状态会，一个阶段比一个阶段小，"
+                               "而 fp32 梯度在某个阶段切分它之前"
+                               "一直是完整的",
+                               "rl.training.train_step('llama-3-8b', hw, n_chips=8, seq_len=4096, global_batch=8, "
+                               "zero_stage=s).fits，s = 0, 1, 2, 3；它的 memory.peak_terms 说明原因"),
     "12.hfu_over_mfu_full": ("完全重计算要把前向跑两遍",
                              "(6N + 12 L h s + 2 N_layers + 4 L h s) / (6N + 12 L h s)：略小于 4/3，因为 LM head "
                              "不重计算"),
@@ -36,9 +38,9 @@ HINTS = {
 
 WHY = {
     "12.smallest_zero_stage": {
-        "0": "不切分时，仅模型状态就有 128 GB。",
-        "2": "更低的阶段就已经放得下：切分 12 字节的优化器状态就够了。",
-        "3": "更低的阶段就已经放得下：切分 12 字节的优化器状态就够了。",
+        "0": "不切分时，仅模型状态就有 145 GB（每个参数 18 字节）。",
+        "1": "ZeRO-1 不切分 fp32 梯度：2 + 4 + 12 / 8 = 每个参数 7.5 字节，60 GB；加上激活、损失和碎片，峰值为 92 GB。",
+        "3": "更低的阶段就已经放得下：把梯度也切分就够了。",
     },
 }
 
@@ -47,7 +49,7 @@ EN_SHA256 = {
     "12.flops_per_token_qwen3": "4fceadfc87066576",
     "12.attention_share_32k": "bab0b2b3fa7dac73",
     "12.model_states_70b": "072f48432dab330b",
-    "12.smallest_zero_stage": "94a2bc1d7ad5a632",
+    "12.smallest_zero_stage": "c8746a0c1f7406b6",
     "12.hfu_over_mfu_full": "f97832f9880a1c0c",
     "12.gpt3_activations_tp8": "26703c0e8233dbc5",
     "12.gpu_hours_7b": "3ac104f1a6f0d0df",
