@@ -53,7 +53,7 @@ HAND = {
                              + 4 * 96 * 12288 * S) / (6 * (96 * 12 * 12288**2 + 50257 * 12288) + 12 * 96 * 12288 * S),
     "12.gpt3_activations_tp8": S * 12288 * (10 + 24 / 8 + 5 * 96 * S / (12288 * 8)),
     "12.gpu_hours_7b": 2e12 * (6 * LLAMA2_7B + 6 * 32 * 32 * 128 * 4096) / (0.4 * 312e12) / 3600,
-    "12.peak_slip": 1.04 * 312 / 989.4,  # the A100's dense bf16 peak swapped for the H100 SXM5's
+    "12.peak_slip": 324.5 / 989.4,  # 324.5 / 1.04 = 312: the A100's dense bf16 peak; the H100 SXM5's
     "12.fp8_mixed_mfu": 800e12 / MIXED_70B,
     "12.accumulation_405b": 16777216 / 8192 / (16384 / (8 * 16)),  # 2,048 sequences over 128 replicas: 16
     "12.offload_hides_at": HIDES_AT,

@@ -53,10 +53,9 @@ def _gpu_hours_7b():
 
 
 def _peak_slip():
-    # nanoGPT's estimate_mfu divides by 312e12, the A100's bf16 peak, whatever the chip: on an H100 the same model
-    # FLOP/s over the H100's own dense bf16 peak is the run's MFU
-    return float(1.04 * get_accelerator("A100 80GB SXM4").peak_flops("bf16")
-                 / get_accelerator("H100 SXM5").peak_flops("bf16"))
+    # the log's 324.5 TFLOP/s at "MFU 104 %" is a division by 312 TFLOP/s, the A100's dense bf16 peak (nanoGPT's
+    # estimate_mfu constant), whatever the chip: the same model FLOP/s over the H100's own dense bf16 peak is the MFU
+    return float(324.5e12 / get_accelerator("H100 SXM5").peak_flops("bf16"))
 
 
 def _fp8_mixed_mfu():
@@ -95,9 +94,11 @@ QUESTIONS = [
                                  "plus attention's share",
                                  "rl.training.matmul_params gives the weights; attention adds 12 L H d T per token, "
                                  "half of it with a causal mask")),
-    Question("12.attention_share_32k", "Predict: what share of Llama-3.1-70B's training FLOPs per token is "
-             "attention at 32,768 positions (causal)? Answer as a fraction.", _attention_share_32k, unit="",
-             hints=("attention grows with the sequence, the weights' 6N does not",
+    Question("12.attention_share_32k", "Predict first: will attention's share of Llama-3.1-70B's training FLOPs "
+             "per token at 32,768 positions (causal) be above or below Llama-3-8B's at the same length? Write the "
+             "guess down, then compute the 70B's share. Answer as a fraction.", _attention_share_32k, unit="",
+             hints=("per layer and token attention grows with h T (H d = h), the weights with h^2: the share goes "
+                    "roughly as T / h, so a model twice as wide has less of it at the same T",
                     "6 L H d T (causal) over 6 N + 6 L H d T, with N the multiplying weights")),
     Question("12.model_states_70b", "Bytes of Llama-3.1-70B's model states (weights, gradients, optimizer) for "
              "AdamW as Megatron-LM runs bf16 (gradients accumulated in fp32), nothing sharded.", _model_states_70b,
@@ -130,18 +131,19 @@ QUESTIONS = [
              "40 % MFU (causal count).", _gpu_hours_7b, unit="GPU-hours",
              hints=("tokens x FLOPs per token = the work; one chip does 0.4 x its dense bf16 peak per second",
                     "2e12 x rl.training.flops_per_token('llama-2-7b', 4096, causal=True) / (0.4 x 312e12) / 3600")),
-    Question("12.peak_slip", "Find the mistake: a training script prints 'MFU 104 %' on an H100 SXM5. It counts "
-             "PaLM's 6N + 12 L H Q T FLOPs per token and divides by 312 TFLOP/s. What should it print as the run's "
-             "MFU (PaLM)? Answer as a fraction.", _peak_slip, unit="",
-             hints=("an MFU above 1 means the denominator is not this chip's peak; PaLM's count itself is a published "
-                    "convention",
-                    "312 TFLOP/s is an A100's dense bf16 peak: scale 1.04 by 312 over the H100 SXM5's dense bf16 "
-                    "peak (hw.peak_flops('bf16'))")),
-    Question("12.fp8_mixed_mfu", "Find the mistake: a log reports 'MFU 81 %' for an FP8 run of Llama-3.1-70B "
-             "(8,192-token sequences) on H100 SXM5s: 800 TFLOP/s per GPU of causal model FLOPs over the bf16 peak. "
-             "What is its MFU (causal) against the peak its formats allow (the layers' weight matmuls in FP8; "
-             "attention and the LM head in bf16)? Answer as a fraction.", _fp8_mixed_mfu, unit="",
-             hints=("neither the bf16 nor the FP8 peak: weigh each peak by the FLOPs that run at it",
+    Question("12.peak_slip", "Find the mistake: a training script prints '324.5 TFLOP/s per GPU, MFU 104 %' for a "
+             "run on H100 SXM5s, counting PaLM's 6N + 12 L H Q T FLOPs per token. What should it print as the "
+             "run's MFU (PaLM)? Answer as a fraction.", _peak_slip, unit="",
+             hints=("an MFU above 1 means the denominator is not this chip's peak: divide the TFLOP/s by the MFU to "
+                    "see which peak the script used (PaLM's count itself is a published convention)",
+                    "324.5 / 1.04 = 312 TFLOP/s, an A100's dense bf16 peak: divide the run's TFLOP/s by the H100 "
+                    "SXM5's dense bf16 peak (hw.peak_flops('bf16')) instead")),
+    Question("12.fp8_mixed_mfu", "Find the mistake: a log prints '800 TFLOP/s per GPU, MFU 81 %' for an FP8 run "
+             "of Llama-3.1-70B (8,192-token sequences, causal model FLOPs) on H100 SXM5s. What is its MFU (causal) "
+             "against the peak its formats allow (the layers' weight matmuls in FP8; attention and the LM head in "
+             "bf16)? Answer as a fraction.", _fp8_mixed_mfu, unit="",
+             hints=("divide the TFLOP/s by the MFU to see which peak the log used; for mixed formats neither the "
+                    "bf16 nor the FP8 peak is right: weigh each peak by the FLOPs that run at it",
                     "the mixed peak is the causal FLOPs per token over (6 x the layers' weights / FP8 peak + the rest "
                     "/ bf16 peak); rl.training.mixed_peak_flops computes it")),
     Question("12.accumulation_405b", "Design: Llama 3 405B trained on 16,777,216 tokens per step in 8,192-token "
