@@ -11,6 +11,7 @@ from ..training import (
     memory,
     mixed_peak_flops,
     time_to_train,
+    train_step,
 )
 from .core import Question
 
@@ -29,10 +30,11 @@ def _model_states_70b():
 
 
 def _smallest_zero_stage():
-    """The lowest ZeRO stage at which Llama-3-8B (AdamW, bf16) fits 8 x H100 SXM5, micro-batch 1 of 4,096."""
-    hw = get_accelerator("H100 SXM5")
+    """The lowest ZeRO stage at which Llama-3-8B (AdamW, bf16, fp32 gradients as Megatron-LM keeps them) fits
+    8 x H100 SXM5, micro-batch 1 of 4,096: decided on the allocator's modelled peak plus the CUDA context and NCCL's
+    buffers (``train_step(...).fits``), not on the kept total."""
     for stage in (0, 1, 2, 3):
-        if memory("llama-3-8b", 1, 4096, zero_stage=stage, dp=8).total <= hw.mem_capacity:
+        if train_step("llama-3-8b", "H100 SXM5", n_chips=8, seq_len=4096, global_batch=8, zero_stage=stage).fits:
             return str(stage)
     return "none"
 
@@ -51,10 +53,9 @@ def _gpu_hours_7b():
 
 
 def _peak_slip():
-    # nanoGPT's estimate_mfu divides by 312e12, the A100's bf16 peak, whatever the chip: on an H100 the same model
-    # FLOP/s over the H100's own dense bf16 peak is the run's MFU
-    return float(1.04 * get_accelerator("A100 80GB SXM4").peak_flops("bf16")
-                 / get_accelerator("H100 SXM5").peak_flops("bf16"))
+    # the log's 324.5 TFLOP/s at "MFU 104 %" is a division by 312 TFLOP/s, the A100's dense bf16 peak (nanoGPT's
+    # estimate_mfu constant), whatever the chip: the same model FLOP/s over the H100's own dense bf16 peak is the MFU
+    return float(324.5e12 / get_accelerator("H100 SXM5").peak_flops("bf16"))
 
 
 def _fp8_mixed_mfu():
@@ -93,23 +94,29 @@ QUESTIONS = [
                                  "plus attention's share",
                                  "rl.training.matmul_params gives the weights; attention adds 12 L H d T per token, "
                                  "half of it with a causal mask")),
-    Question("12.attention_share_32k", "Predict: what share of Llama-3.1-70B's training FLOPs per token is "
-             "attention at 32,768 positions (causal)? Answer as a fraction.", _attention_share_32k, unit="",
-             hints=("attention grows with the sequence, the weights' 6N does not",
+    Question("12.attention_share_32k", "Predict first: will attention's share of Llama-3.1-70B's training FLOPs "
+             "per token at 32,768 positions (causal) be above or below Llama-3-8B's at the same length? Write the "
+             "guess down, then compute the 70B's share. Answer as a fraction.", _attention_share_32k, unit="",
+             hints=("per layer and token attention grows with h T (H d = h), the weights with h^2: the share goes "
+                    "roughly as T / h, so a model twice as wide has less of it at the same T",
                     "6 L H d T (causal) over 6 N + 6 L H d T, with N the multiplying weights")),
     Question("12.model_states_70b", "Bytes of Llama-3.1-70B's model states (weights, gradients, optimizer) for "
              "AdamW as Megatron-LM runs bf16 (gradients accumulated in fp32), nothing sharded.", _model_states_70b,
              unit="B", hints=("every parameter of the checkpoint, times bytes per parameter",
                               "2 (bf16 weights) + 4 (fp32 gradients) + 4 + 4 + 4 (fp32 master, momentum, variance)")),
-    Question("12.smallest_zero_stage", "Design: Llama-3-8B, AdamW in mixed precision, micro-batch 1 of 4,096 "
-             "tokens (FlashAttention, no recomputation) on 8 x H100 SXM5 in data parallel. The lowest ZeRO stage that "
-             "fits the driver's 81,559 MiB: '0', '1', '2', '3' or 'none'?", _smallest_zero_stage, kind="choice",
-             choices=("0", "1", "2", "3", "none"),
-             hints=("the activations do not shrink with ZeRO; the model states do, stage by stage",
-                    "rl.training.memory(..., zero_stage=s, dp=8).total against hw.mem_capacity, s = 0, 1, 2, 3"),
-             why={"0": "unsharded, the model states alone are 128 GB.",
-                  "2": "a lower stage already fits: sharding the 12 bytes of optimizer states is enough.",
-                  "3": "a lower stage already fits: sharding the 12 bytes of optimizer states is enough."}),
+    Question("12.smallest_zero_stage", "Design: Llama-3-8B, AdamW in mixed precision with the gradients accumulated "
+             "in fp32 (Megatron-LM's recipe), micro-batch 1 of 4,096 tokens (FlashAttention, no recomputation) on "
+             "8 x H100 SXM5 in data parallel. The lowest ZeRO stage whose peak memory (what the allocator reports, "
+             "plus the CUDA context and NCCL's buffers) fits the driver's 81,559 MiB: '0', '1', '2', '3' or "
+             "'none'?", _smallest_zero_stage, kind="choice", choices=("0", "1", "2", "3", "none"),
+             hints=("the activations do not shrink with ZeRO; the model states do, stage by stage, and the fp32 "
+                    "gradients stay whole until a stage shards them",
+                    "rl.training.train_step('llama-3-8b', hw, n_chips=8, seq_len=4096, global_batch=8, "
+                    "zero_stage=s).fits for s = 0, 1, 2, 3; its memory.peak_terms say why"),
+             why={"0": "unsharded, the model states alone are 145 GB (18 bytes per parameter).",
+                  "1": "ZeRO-1 leaves the fp32 gradients whole: 2 + 4 + 12 / 8 = 7.5 bytes per parameter, 60 GB, "
+                       "and with the activations, the loss and fragmentation the peak is 92 GB.",
+                  "3": "a lower stage already fits: sharding the gradients too is enough."}),
     Question("12.hfu_over_mfu_full", "GPT-3 175B at 2,048 tokens with full recomputation: HFU / MFU (hardware FLOPs "
              "over model FLOPs per token).", _hfu_over_mfu_full, unit="",
              hints=("full recomputation runs the forward twice",
@@ -124,18 +131,19 @@ QUESTIONS = [
              "40 % MFU (causal count).", _gpu_hours_7b, unit="GPU-hours",
              hints=("tokens x FLOPs per token = the work; one chip does 0.4 x its dense bf16 peak per second",
                     "2e12 x rl.training.flops_per_token('llama-2-7b', 4096, causal=True) / (0.4 x 312e12) / 3600")),
-    Question("12.peak_slip", "Find the mistake: a training script prints 'MFU 104 %' on an H100 SXM5. It counts "
-             "PaLM's 6N + 12 L H Q T FLOPs per token and divides by 312 TFLOP/s. What should it print as the run's "
-             "MFU (PaLM)? Answer as a fraction.", _peak_slip, unit="",
-             hints=("an MFU above 1 means the denominator is not this chip's peak; PaLM's count itself is a published "
-                    "convention",
-                    "312 TFLOP/s is an A100's dense bf16 peak: scale 1.04 by 312 over the H100 SXM5's dense bf16 "
-                    "peak (hw.peak_flops('bf16'))")),
-    Question("12.fp8_mixed_mfu", "Find the mistake: a log reports 'MFU 81 %' for an FP8 run of Llama-3.1-70B "
-             "(8,192-token sequences) on H100 SXM5s: 800 TFLOP/s per GPU of causal model FLOPs over the bf16 peak. "
-             "What is its MFU (causal) against the peak its formats allow (the layers' weight matmuls in FP8; "
-             "attention and the LM head in bf16)? Answer as a fraction.", _fp8_mixed_mfu, unit="",
-             hints=("neither the bf16 nor the FP8 peak: weigh each peak by the FLOPs that run at it",
+    Question("12.peak_slip", "Find the mistake: a training script prints '324.5 TFLOP/s per GPU, MFU 104 %' for a "
+             "run on H100 SXM5s, counting PaLM's 6N + 12 L H Q T FLOPs per token. What should it print as the "
+             "run's MFU (PaLM)? Answer as a fraction.", _peak_slip, unit="",
+             hints=("an MFU above 1 means the denominator is not this chip's peak: divide the TFLOP/s by the MFU to "
+                    "see which peak the script used (PaLM's count itself is a published convention)",
+                    "324.5 / 1.04 = 312 TFLOP/s, an A100's dense bf16 peak: divide the run's TFLOP/s by the H100 "
+                    "SXM5's dense bf16 peak (hw.peak_flops('bf16')) instead")),
+    Question("12.fp8_mixed_mfu", "Find the mistake: a log prints '800 TFLOP/s per GPU, MFU 81 %' for an FP8 run "
+             "of Llama-3.1-70B (8,192-token sequences, causal model FLOPs) on H100 SXM5s. What is its MFU (causal) "
+             "against the peak its formats allow (the layers' weight matmuls in FP8; attention and the LM head in "
+             "bf16)? Answer as a fraction.", _fp8_mixed_mfu, unit="",
+             hints=("divide the TFLOP/s by the MFU to see which peak the log used; for mixed formats neither the "
+                    "bf16 nor the FP8 peak is right: weigh each peak by the FLOPs that run at it",
                     "the mixed peak is the causal FLOPs per token over (6 x the layers' weights / FP8 peak + the rest "
                     "/ bf16 peak); rl.training.mixed_peak_flops computes it")),
     Question("12.accumulation_405b", "Design: Llama 3 405B trained on 16,777,216 tokens per step in 8,192-token "

@@ -126,7 +126,7 @@ def roofline_plot(accelerators, dtype="bf16", workloads=(), *, achieved=False, m
                     that they can keep clear of the roofs and the ridge labels
     Returns (fig, ax).
 
-    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 06, 07, 15.
+    Taught in chapter 01 (notebooks/01_time_bounds_and_intensity.ipynb); also used in chapters 02, 06, 07, 12, 15.
     """
     if workload_labels not in ("top", "bottom"):
         raise ValueError(f"workload_labels must be 'top' or 'bottom', got {workload_labels!r}")

@@ -339,7 +339,7 @@ def train_step(model, hw, *, n_chips, seq_len, global_batch, micro_batch=1, tp=1
     SMs). ``grad_reduce``: the format of the gradients on the wire, ``"fp32"`` (Megatron-LM, NeMo, torchtitan) or
     ``"bf16"`` (fms-fsdp). MFU: the causal count over the dense peak. ``.estimate``: the best estimate.
 
-    Taught in chapter 13 (notebooks/13_training_parallel.ipynb)."""
+    Taught in chapter 12 (notebooks/12_training_step.ipynb); also used in chapter 13."""
     m, hw = get_model(model), get_accelerator(hw)
     ints = {name: positive(name, v, integer=True) for name, v in (
         ("n_chips", n_chips), ("seq_len", seq_len), ("global_batch", global_batch), ("micro_batch", micro_batch),
