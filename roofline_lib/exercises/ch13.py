@@ -111,12 +111,13 @@ QUESTIONS = [
              hints=("every micro-batch crosses each of a chip's v chunk boundaries, forward and back; sequence "
                     "parallelism splits each activation over the TP group",
                     "micro-batches per step x 2 x v x s h 2 bytes / tp, with dp = 1,024 / (8 x 8)")),
-    Question("13.predict_tp_latency_8b", "Predict: the seconds of NCCL latency alone (no bytes) that TP 8's "
+    Question("13.predict_tp_latency_8b", "Compute: the seconds of NCCL latency alone (no bytes) that TP 8's "
              "collectives pay in one micro-batch of Llama-3.1-8B (32 layers, no sequence parallelism, no "
-             "recomputation) on a DGX H100, in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
-             hints=("four all-reduces per layer (two in the forward, two in the backward); a ring all-reduce over "
-                    "8 GPUs takes 2 x 7 steps",
-                    "NCCL's tuner: a base 8.4 us per collective plus 3.4 us per NVLink step; x 4 x 32")),
+             "recomputation) on a DGX H100, in NCCL's Simple protocol, whose tuner prices a ring collective over "
+             "NVLink at a base 8.4 us plus 3.4 us per step.", _tp_latency_8b, unit="s",
+             hints=("count the collectives: four all-reduces per layer (two in the forward, two in the backward), "
+                    "over 32 layers",
+                    "a ring all-reduce over 8 GPUs takes 2 x 7 = 14 steps: 8.4 + 14 x 3.4 us each, x 4 x 32")),
     Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
              "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
              choices=("bytes", "bubble", "memory", "latency"),

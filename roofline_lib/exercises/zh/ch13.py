@@ -24,9 +24,9 @@ HINTS = {
     "13.predict_sends_interleaved": ("每个微批在前向和反向中都要穿过一块芯片的 v 个分块边界；序列并行把每个激活切分到"
                                      " TP 组上",
                                      "每步微批数 x 2 x v x s h 2 字节 / tp，其中 dp = 1,024 / (8 x 8)"),
-    "13.predict_tp_latency_8b": ("每层四次 all-reduce（前向两次，反向两次）；8 块 GPU 上的 ring all-reduce "
-                                 "需要 2 x 7 步",
-                                 "NCCL 的 tuner：每次集合通信基础 8.4 us，每个 NVLink 步再加 3.4 us；x 4 x 32"),
+    "13.predict_tp_latency_8b": ("数一数集合通信：每层四次 all-reduce（前向两次，反向两次），共 32 层",
+                                 "8 块 GPU 上的 ring all-reduce 需要 2 x 7 = 14 步："
+                                 "每次 8.4 + 14 x 3.4 us，再 x 4 x 32"),
     "13.explain_zero3": ("384 块 GPU 时每块 GPU 每步发送多少？1,536 块时呢？",
                          "在任何规模下每块 GPU 都发送 3 x 2 字节 x N，而每块 GPU 的计算量减少到 1/4"),
     "13.explain_tp_node": ("张量并行的激活多久穿过一次链路？还有什么要离开节点？",
@@ -74,7 +74,7 @@ EN_SHA256 = {
     "13.design_fewest_stages": "63abfc37a83643d9",
     "13.mistake_dp_bytes_8b": "4831c896927919fc",
     "13.predict_sends_interleaved": "494c93ddcee070f6",
-    "13.predict_tp_latency_8b": "d36fe1846e42ecd7",
+    "13.predict_tp_latency_8b": "26be24b64b24e3eb",
     "13.explain_zero3": "bd6a6e750f6ae6d6",
     "13.explain_tp_node": "1f1653a76f9db711",
 }
