@@ -1,7 +1,9 @@
 """Chapter 13: training on many chips. Model shapes come from data/models, chip figures from data/accelerators."""
 
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
 from ..specs.topologies import get_topology
-from ..training import critical_tokens_per_chip, memory, pipeline_bubble, train_step
+from ..training import critical_tokens_per_chip, flops_per_token, memory, pipeline_bubble, train_step
 from ..training.links import collective_latency
 from .core import Question
 
@@ -41,6 +43,16 @@ def _sends_interleaved_70b():
 def _tp_latency_8b():
     # per micro-batch, without sequence parallelism: 32 layers x 4 all-reduces over 8 GPUs
     return float(32 * 4 * collective_latency(get_topology("DGX H100"), 1, 8, 2))
+
+
+def _zero3_step_at_nic():
+    # Table 2's reading at 1,536 GPUs: the longer of one recomputed sequence at 46 % of the A100's peak and the
+    # fp16 gathers and reduce-scatter (3 x 2 bytes per parameter, (n - 1)/n of them) at a 200 Gb/s NIC's 25 GB/s
+    n = 1536
+    compute = 2048 * flops_per_token("gpt-3-175b", 2048, convention="megatron2021") / (
+        0.46 * get_accelerator("A100 80GB SXM4").peak_flops("fp16"))
+    gathers = 3 * (n - 1) / n * 2 * get_model("gpt-3-175b").n_params / 25e9
+    return float(max(compute, gathers))
 
 
 def _tokens_slip():
@@ -118,15 +130,15 @@ QUESTIONS = [
              hints=("count the collectives: four all-reduces per layer (two in the forward, two in the backward), "
                     "over 32 layers",
                     "a ring all-reduce over 8 GPUs takes 2 x 7 = 14 steps: 8.4 + 14 x 3.4 us each, x 4 x 32")),
-    Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
-             "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
-             choices=("bytes", "bubble", "memory", "latency"),
-             hints=("what does each GPU send per step at 384 GPUs, and at 1,536?",
-                    "3 x 2 bytes x N per GPU at every scale, while the compute per GPU falls 4x"),
-             why={"bubble": "ZeRO-3 runs no pipeline: there is no bubble.",
-                  "memory": "more GPUs hold less each; memory does not slow a step.",
-                  "latency": "a ring's latency grows with the GPUs in it, yet the steps at 768 and 1,536 GPUs are "
-                             "equally long (67 s); the same 1 TB per GPU at 13-16 GB/s fills them."}),
+    Question("13.predict_zero3_nic", "Predict, by the chapter's reading of Table 2 (each ZeRO-3 step the longer "
+             "of its compute and its gathers and reduce-scatter, 3 x 2 bytes per parameter per GPU in fp16; the "
+             "compute at 46 % of the A100's peak): GPT-3 175B's step time at 1,536 GPUs, one recomputed sequence "
+             "per GPU, had each GPU's traffic run at a full 200 Gb/s NIC (25 GB/s) instead of the 16 GB/s "
+             "implied.", _zero3_step_at_nic, unit="s",
+             hints=("which is longer at 1,536 GPUs: one recomputed sequence at 46 % of peak (a quarter of the 4 "
+                    "sequences' 37.6 s at peak, over 0.46), or the traffic at 25 GB/s?",
+                    "the traffic: 3 x (1,535 / 1,536) x 2 bytes x 174.6e9 parameters / 25e9 B/s; it is longer, "
+                    "so it is the step")),
     Question("13.explain_tp_node", "Explain: why tensor parallelism stays inside a node: 'bandwidth', 'memory', "
              "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
              choices=("bandwidth", "memory", "bubble", "precision"),
