@@ -31,7 +31,7 @@ HAND = {
     # 8192 x 8192 x 2 / 8 bytes
     "13.predict_sends_interleaved": 64 * 2 * 4 * 8192 * 8192 * 2 / 8,
     "13.predict_tp_latency_8b": 32 * 4 * (8.4 + 14 * 3.4) * 1e-6,  # NCCL tuning.cc, Simple ring over NVLink
-    "13.explain_tp_node": "bandwidth",
+    "13.predict_tp16_nic": 15 / 16 * 8192 * 4096 * 2 / 50e9,  # s b h 2 bytes, ring of 16, one NIC per GPU
 }
 
 test_hand_values, test_every_question_has_a_hand_value = chapter_tests("13", HAND)

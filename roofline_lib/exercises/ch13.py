@@ -55,6 +55,12 @@ def _zero3_step_at_nic():
     return float(max(compute, gathers))
 
 
+def _tp16_at_nic():
+    # one TP collective moves a layer's activations, s b h 2 bytes; a ring of 16 sends 15/16 of them per GPU,
+    # here through one 50 GB/s NIC per GPU (the NICs shared with data- and pipeline-parallel traffic)
+    return float(15 / 16 * 8192 * get_model("llama-3.1-8b").hidden_size * 2 / 50e9)
+
+
 def _tokens_slip():
     # the colleague divides a step's tokens by the 32 data-parallel replicas: per GPU means all 256 chips
     right = 1_048_576 / 2.0 / 256
@@ -139,14 +145,11 @@ QUESTIONS = [
                     "sequences' 37.6 s at peak, over 0.46), or the traffic at 25 GB/s?",
                     "the traffic: 3 x (1,535 / 1,536) x 2 bytes x 174.6e9 parameters / 25e9 B/s; it is longer, "
                     "so it is the step")),
-    Question("13.explain_tp_node", "Explain: why tensor parallelism stays inside a node: 'bandwidth', 'memory', "
-             "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
-             choices=("bandwidth", "memory", "bubble", "precision"),
-             hints=("how often do TP's activations cross the link, and what else leaves the node?",
-                    "four all-reduces' worth of s b h 2 bytes per layer (five with sequence parallelism), the "
-                    "forward's on the critical path; a DGX H100's NVLink "
-                    "carries 8 x 370.8 GB/s, its NICs 8 x 50 GB/s, shared with data and pipeline parallelism"),
-             why={"memory": "TP saves memory wherever its chips are; the question is time.",
-                  "bubble": "TP has no bubble: every chip works on every layer.",
-                  "precision": "the format is the same inside and across nodes."}),
+    Question("13.predict_tp16_nic", "Predict: the transfer time (no latency) of one TP 16 collective of "
+             "Llama-3.1-8B, one sequence of 8,192 tokens, when the group spans two nodes and each GPU's share "
+             "crosses through one 50 GB/s NIC (the NICs shared with data- and pipeline-parallel traffic).",
+             _tp16_at_nic, unit="s",
+             hints=("one TP collective moves a layer's activations, s b h 2 bytes; in a ring of 16 each GPU sends "
+                    "15/16 of them; the 8B's h is half the 70B's",
+                    "15/16 x 8,192 x 4,096 x 2 bytes / 50e9 B/s")),
 ]

@@ -31,9 +31,9 @@ HINTS = {
                              "（4 个序列按峰值 37.6 s 的四分之一，再除以 0.46），还是按 25 GB/s 传输的通信量？",
                              "通信量：3 x (1,535 / 1,536) x 2 字节 x 174.6e9 个参数 / 25e9 B/s；"
                              "它更长，所以它就是一步的时间"),
-    "13.explain_tp_node": ("张量并行的激活多久穿过一次链路？还有什么要离开节点？",
-                           "每层四次 all-reduce 的量、每次 s b h 2 字节（用序列并行时是五次），前向的那些在关键路径上；"
-                           "DGX H100 的 NVLink 承载 8 x 370.8 GB/s，网卡 8 x 50 GB/s，还要与数据并行和流水线并行共用"),
+    "13.predict_tp16_nic": ("一次 TP 集合通信搬运一层的激活，s b h 2 字节；"
+                            "16 个成员的 ring 中每块 GPU 发送其中的 15/16；8B 的 h 是 70B 的一半",
+                            "15/16 x 8,192 x 4,096 x 2 字节 / 50e9 B/s"),
 }
 
 WHY = {
@@ -52,11 +52,6 @@ WHY = {
              "6 x 104.1e9 / 8 = 78 GB；再加上激活、分配器的 10 % 和 CUDA 上下文就超过 80 GB。",
         "16": "更少的阶段就已放得下：8 个阶段时，峰值约为每块芯片 50 GB。",
     },
-    "13.explain_tp_node": {
-        "memory": "无论芯片在哪里，张量并行都能省显存；问题问的是时间。",
-        "bubble": "张量并行没有气泡：每块芯片都参与每一层。",
-        "precision": "节点内外的数值格式是一样的。",
-    },
 }
 
 # the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
@@ -72,5 +67,5 @@ EN_SHA256 = {
     "13.predict_sends_interleaved": "494c93ddcee070f6",
     "13.predict_tp_latency_8b": "26be24b64b24e3eb",
     "13.predict_zero3_nic": "c8470901836a1cdf",
-    "13.explain_tp_node": "1f1653a76f9db711",
+    "13.predict_tp16_nic": "f056881b66ebb57b",
 }
