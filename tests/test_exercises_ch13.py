@@ -17,7 +17,13 @@ HAND = {
     "13.mistake_tokens_tp": "the divisor",
     "13.dp_binding_8b": "data parallel",                        # test_dp_binding_by_hand
     "13.design_fewest_stages": "8",                             # test_fewest_stages_by_hand
-    "13.explain_zero3": "bytes",
+    # GPT-3 175B (h 12288, 96 layers, vocabulary 50,257, 2,048 learned positions, biases, tied): 12 h^2 + 13 h
+    # per layer; Table 2's reading at 1,536 GPUs: the traffic, 3 x 1535/1536 x 2 bytes x N at 25 GB/s, is longer
+    # than one recomputed sequence, 96 s l h^2 (1 + s/6h + V/16lh) FLOPs (Narayanan et al.) at 46 % of 312 TFLOP/s
+    "13.predict_zero3_nic": max(
+        3 * 1535 / 1536 * 2 * (96 * (12 * 12288**2 + 13 * 12288) + (50257 + 2048 + 2) * 12288) / 25e9,
+        96 * 2048 * 96 * 12288**2 * (1 + 2048 / (6 * 12288) + 50257 / (16 * 96 * 12288)) / (0.46 * 312e12),
+    ),
     # Llama-3.1-8B: 8,030,261,248 parameters (config.json: h 4096, 32 layers, 32 / 8 heads of 128, MLP 14,336,
     # vocabulary 128,256, untied); fp32 gradients all-reduced over 64: 2 x 63/64 x 4 bytes each
     "13.mistake_dp_bytes_8b": 2 * 63 / 64 * 4 * 8_030_261_248,
@@ -25,7 +31,7 @@ HAND = {
     # 8192 x 8192 x 2 / 8 bytes
     "13.predict_sends_interleaved": 64 * 2 * 4 * 8192 * 8192 * 2 / 8,
     "13.predict_tp_latency_8b": 32 * 4 * (8.4 + 14 * 3.4) * 1e-6,  # NCCL tuning.cc, Simple ring over NVLink
-    "13.explain_tp_node": "bandwidth",
+    "13.predict_tp16_nic": 15 / 16 * 8192 * 4096 * 2 / 50e9,  # s b h 2 bytes, ring of 16, one NIC per GPU
 }
 
 test_hand_values, test_every_question_has_a_hand_value = chapter_tests("13", HAND)

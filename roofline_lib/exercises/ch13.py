@@ -1,7 +1,9 @@
 """Chapter 13: training on many chips. Model shapes come from data/models, chip figures from data/accelerators."""
 
+from ..specs.hardware import get_accelerator
+from ..specs.models import get_model
 from ..specs.topologies import get_topology
-from ..training import critical_tokens_per_chip, memory, pipeline_bubble, train_step
+from ..training import critical_tokens_per_chip, flops_per_token, memory, pipeline_bubble, train_step
 from ..training.links import collective_latency
 from .core import Question
 
@@ -41,6 +43,22 @@ def _sends_interleaved_70b():
 def _tp_latency_8b():
     # per micro-batch, without sequence parallelism: 32 layers x 4 all-reduces over 8 GPUs
     return float(32 * 4 * collective_latency(get_topology("DGX H100"), 1, 8, 2))
+
+
+def _zero3_step_at_nic():
+    # Table 2's reading at 1,536 GPUs: the longer of one recomputed sequence at 46 % of the A100's peak and the
+    # fp16 gathers and reduce-scatter (3 x 2 bytes per parameter, (n - 1)/n of them) at a 200 Gb/s NIC's 25 GB/s
+    n = 1536
+    compute = 2048 * flops_per_token("gpt-3-175b", 2048, convention="megatron2021") / (
+        0.46 * get_accelerator("A100 80GB SXM4").peak_flops("fp16"))
+    gathers = 3 * (n - 1) / n * 2 * get_model("gpt-3-175b").n_params / 25e9
+    return float(max(compute, gathers))
+
+
+def _tp16_at_nic():
+    # one TP collective moves a layer's activations, s b h 2 bytes; a ring of 16 sends 15/16 of them per GPU,
+    # here through one 50 GB/s NIC per GPU (the NICs shared with data- and pipeline-parallel traffic)
+    return float(15 / 16 * 8192 * get_model("llama-3.1-8b").hidden_size * 2 / 50e9)
 
 
 def _tokens_slip():
@@ -111,29 +129,27 @@ QUESTIONS = [
              hints=("every micro-batch crosses each of a chip's v chunk boundaries, forward and back; sequence "
                     "parallelism splits each activation over the TP group",
                     "micro-batches per step x 2 x v x s h 2 bytes / tp, with dp = 1,024 / (8 x 8)")),
-    Question("13.predict_tp_latency_8b", "Predict: the seconds of NCCL latency alone (no bytes) that TP 8's "
+    Question("13.predict_tp_latency_8b", "Compute: the seconds of NCCL latency alone (no bytes) that TP 8's "
              "collectives pay in one micro-batch of Llama-3.1-8B (32 layers, no sequence parallelism, no "
-             "recomputation) on a DGX H100, in NCCL's Simple protocol.", _tp_latency_8b, unit="s",
-             hints=("four all-reduces per layer (two in the forward, two in the backward); a ring all-reduce over "
-                    "8 GPUs takes 2 x 7 steps",
-                    "NCCL's tuner: a base 8.4 us per collective plus 3.4 us per NVLink step; x 4 x 32")),
-    Question("13.explain_zero3", "Explain: ZeRO-3's fall from 144 to 44 TFLOP/s per GPU, 384 to 1,536 GPUs at a "
-             "fixed batch: 'bytes', 'bubble', 'memory' or 'latency'?", lambda: "bytes", kind="choice",
-             choices=("bytes", "bubble", "memory", "latency"),
-             hints=("what does each GPU send per step at 384 GPUs, and at 1,536?",
-                    "3 x 2 bytes x N per GPU at every scale, while the compute per GPU falls 4x"),
-             why={"bubble": "ZeRO-3 runs no pipeline: there is no bubble.",
-                  "memory": "more GPUs hold less each; memory does not slow a step.",
-                  "latency": "a ring's latency grows with the GPUs in it, yet the steps at 768 and 1,536 GPUs are "
-                             "equally long (67 s); the same 1 TB per GPU at 13-16 GB/s fills them."}),
-    Question("13.explain_tp_node", "Explain: why tensor parallelism stays inside a node: 'bandwidth', 'memory', "
-             "'bubble' or 'precision'?", lambda: "bandwidth", kind="choice",
-             choices=("bandwidth", "memory", "bubble", "precision"),
-             hints=("how often do TP's activations cross the link, and what else leaves the node?",
-                    "four all-reduces' worth of s b h 2 bytes per layer (five with sequence parallelism), the "
-                    "forward's on the critical path; a DGX H100's NVLink "
-                    "carries 8 x 370.8 GB/s, its NICs 8 x 50 GB/s, shared with data and pipeline parallelism"),
-             why={"memory": "TP saves memory wherever its chips are; the question is time.",
-                  "bubble": "TP has no bubble: every chip works on every layer.",
-                  "precision": "the format is the same inside and across nodes."}),
+             "recomputation) on a DGX H100, in NCCL's Simple protocol, whose tuner prices a ring collective over "
+             "NVLink at a base 8.4 us plus 3.4 us per step.", _tp_latency_8b, unit="s",
+             hints=("count the collectives: four all-reduces per layer (two in the forward, two in the backward), "
+                    "over 32 layers",
+                    "a ring all-reduce over 8 GPUs takes 2 x 7 = 14 steps: 8.4 + 14 x 3.4 us each, x 4 x 32")),
+    Question("13.predict_zero3_nic", "Predict, by the chapter's reading of Table 2 (each ZeRO-3 step the longer "
+             "of its compute and its gathers and reduce-scatter, 3 x 2 bytes per parameter per GPU in fp16; the "
+             "compute at 46 % of the A100's peak): GPT-3 175B's step time at 1,536 GPUs, one recomputed sequence "
+             "per GPU, had each GPU's traffic run at a full 200 Gb/s NIC (25 GB/s) instead of the 16 GB/s "
+             "implied.", _zero3_step_at_nic, unit="s",
+             hints=("which is longer at 1,536 GPUs: one recomputed sequence at 46 % of peak (a quarter of the 4 "
+                    "sequences' 37.6 s at peak, over 0.46), or the traffic at 25 GB/s?",
+                    "the traffic: 3 x (1,535 / 1,536) x 2 bytes x 174.6e9 parameters / 25e9 B/s; it is longer, "
+                    "so it is the step")),
+    Question("13.predict_tp16_nic", "Predict: the transfer time (no latency) of one TP 16 collective of "
+             "Llama-3.1-8B, one sequence of 8,192 tokens, when the group spans two nodes and each GPU's share "
+             "crosses through one 50 GB/s NIC (the NICs shared with data- and pipeline-parallel traffic).",
+             _tp16_at_nic, unit="s",
+             hints=("one TP collective moves a layer's activations, s b h 2 bytes; in a ring of 16 each GPU sends "
+                    "15/16 of them; the 8B's h is half the 70B's",
+                    "15/16 x 8,192 x 4,096 x 2 bytes / 50e9 B/s")),
 ]

@@ -24,14 +24,16 @@ HINTS = {
     "13.predict_sends_interleaved": ("每个微批在前向和反向中都要穿过一块芯片的 v 个分块边界；序列并行把每个激活切分到"
                                      " TP 组上",
                                      "每步微批数 x 2 x v x s h 2 字节 / tp，其中 dp = 1,024 / (8 x 8)"),
-    "13.predict_tp_latency_8b": ("每层四次 all-reduce（前向两次，反向两次）；8 块 GPU 上的 ring all-reduce "
-                                 "需要 2 x 7 步",
-                                 "NCCL 的 tuner：每次集合通信基础 8.4 us，每个 NVLink 步再加 3.4 us；x 4 x 32"),
-    "13.explain_zero3": ("384 块 GPU 时每块 GPU 每步发送多少？1,536 块时呢？",
-                         "在任何规模下每块 GPU 都发送 3 x 2 字节 x N，而每块 GPU 的计算量减少到 1/4"),
-    "13.explain_tp_node": ("张量并行的激活多久穿过一次链路？还有什么要离开节点？",
-                           "每层四次 all-reduce 的量、每次 s b h 2 字节（用序列并行时是五次），前向的那些在关键路径上；"
-                           "DGX H100 的 NVLink 承载 8 x 370.8 GB/s，网卡 8 x 50 GB/s，还要与数据并行和流水线并行共用"),
+    "13.predict_tp_latency_8b": ("数一数集合通信：每层四次 all-reduce（前向两次，反向两次），共 32 层",
+                                 "8 块 GPU 上的 ring all-reduce 需要 2 x 7 = 14 步："
+                                 "每次 8.4 + 14 x 3.4 us，再 x 4 x 32"),
+    "13.predict_zero3_nic": ("1,536 块 GPU 时哪个更长：按峰值的 46 % 计算一个重计算的序列"
+                             "（4 个序列按峰值 37.6 s 的四分之一，再除以 0.46），还是按 25 GB/s 传输的通信量？",
+                             "通信量：3 x (1,535 / 1,536) x 2 字节 x 174.6e9 个参数 / 25e9 B/s；"
+                             "它更长，所以它就是一步的时间"),
+    "13.predict_tp16_nic": ("一次 TP 集合通信搬运一层的激活，s b h 2 字节；"
+                            "16 个成员的 ring 中每块 GPU 发送其中的 15/16；8B 的 h 是 70B 的一半",
+                            "15/16 x 8,192 x 4,096 x 2 字节 / 50e9 B/s"),
 }
 
 WHY = {
@@ -50,17 +52,6 @@ WHY = {
              "6 x 104.1e9 / 8 = 78 GB；再加上激活、分配器的 10 % 和 CUDA 上下文就超过 80 GB。",
         "16": "更少的阶段就已放得下：8 个阶段时，峰值约为每块芯片 50 GB。",
     },
-    "13.explain_zero3": {
-        "bubble": "ZeRO-3 不用流水线：没有气泡。",
-        "memory": "GPU 越多，每块存得越少；显存不会让一步变慢。",
-        "latency": "环的延迟随其中 GPU 数增长，而 768 和 1,536 块 GPU 时一步一样长（67 s）；"
-                   "填满这两步的是每块 GPU 同样的 1 TB，以 13-16 GB/s 传输。",
-    },
-    "13.explain_tp_node": {
-        "memory": "无论芯片在哪里，张量并行都能省显存；问题问的是时间。",
-        "bubble": "张量并行没有气泡：每块芯片都参与每一层。",
-        "precision": "节点内外的数值格式是一样的。",
-    },
 }
 
 # the English each entry translates (messages.english_sha): a changed English hint makes its entry stale
@@ -74,7 +65,7 @@ EN_SHA256 = {
     "13.design_fewest_stages": "63abfc37a83643d9",
     "13.mistake_dp_bytes_8b": "4831c896927919fc",
     "13.predict_sends_interleaved": "494c93ddcee070f6",
-    "13.predict_tp_latency_8b": "d36fe1846e42ecd7",
-    "13.explain_zero3": "bd6a6e750f6ae6d6",
-    "13.explain_tp_node": "1f1653a76f9db711",
+    "13.predict_tp_latency_8b": "26be24b64b24e3eb",
+    "13.predict_zero3_nic": "c8470901836a1cdf",
+    "13.predict_tp16_nic": "f056881b66ebb57b",
 }
